@@ -1,0 +1,388 @@
+/**
+ * Parser for v1 and v2 streams. It applies every rule of DECISIONS.md section 3 (first fault
+ * found wins) and produces the leaf table that all decoders consume (docs/ARCHITECTURE.md).
+ * It never reads outside `bytes` and allocates only in proportion to the stream's length.
+ */
+import { Sgfp4Error } from "./errors.js";
+import { halfBitsToFloatBits, isHalfNonFinite } from "./fp16.js";
+import {
+  LAYOUT,
+  MACROBLOCK,
+  MODE_FP4,
+  MODE_T158,
+  UNIFORM_LEAF_SIZE,
+  V1_PAYLOAD_BYTES,
+  align16,
+  payloadBytes,
+  tiling,
+  type Layout,
+  type Mode,
+  type Profile,
+  type Shape,
+} from "./geometry.js";
+
+export interface Limits {
+  /** Largest decoded output in bytes (float32 elements * 4). Default 2^31 (DECISIONS.md 5). */
+  maxOutputBytes?: number;
+}
+export const DEFAULT_MAX_OUTPUT_BYTES = 2 ** 31;
+
+export interface ParseOptions {
+  profile: Profile | "auto";
+  shape: Shape;
+  limits?: Limits;
+}
+
+/** One macroblock: a v1 block or a v2 record. */
+export interface BlockInfo {
+  readonly index: number;
+  readonly by: number;
+  readonly bx: number;
+  /** v2: absolute byte offset of the record; v1: absolute offset of the payload slot */
+  readonly offset: number;
+  /** v2 layout (0-5); v1: -1 */
+  readonly layout: Layout | -1;
+  /** v2 MIXED: the three split-map words */
+  readonly splitMap?: readonly [number, number, number];
+  /** v1: the raw flags4 (MODE, ERROR_HINT) */
+  readonly flags?: number;
+  /** first leaf of this block in the leaf table, and how many */
+  readonly firstLeaf: number;
+  readonly leafCount: number;
+  /** bytes the record occupies (v2), the payload slot (v1) */
+  readonly byteLength: number;
+}
+
+export interface Leaf {
+  readonly block: number;
+  /** position inside the macroblock */
+  readonly y: number;
+  readonly x: number;
+  readonly size: number;
+  readonly mode: Mode;
+  readonly scaleBits: number;
+  readonly biasBits: number;
+  readonly payloadOffset: number;
+  readonly payloadBytes: number;
+}
+
+export interface Warning {
+  kind: "trailing-bytes" | "gap-between-records" | "negative-scale" | "shared-payload" | "unreferenced-payload" | "mixed-uniform-tree";
+  message: string;
+  offset?: number;
+  record?: number;
+  leaf?: number;
+}
+
+export interface Container {
+  readonly profile: Profile;
+  readonly shape: Shape;
+  readonly tilesY: number;
+  readonly tilesX: number;
+  readonly blockCount: number;
+  readonly blocks: readonly BlockInfo[];
+  /** 4 words per leaf; see docs/ARCHITECTURE.md */
+  readonly leafTable: Uint32Array;
+  readonly leafCount: number;
+  readonly byteLength: number;
+  /** Non-fatal findings (DECISIONS.md section 4 and strict checks). */
+  readonly warnings: readonly Warning[];
+}
+
+export const LEAF_WORDS = 4;
+
+export function leafAt(c: Container, i: number): Leaf {
+  const t = c.leafTable;
+  const w1 = t[i * 4 + 1]!;
+  const size = 1 << ((w1 >>> 12) & 7);
+  const mode = ((w1 >>> 15) & 1) as Mode;
+  const hdr = t[i * 4 + 2]!;
+  return {
+    block: t[i * 4]!,
+    y: w1 & 63,
+    x: (w1 >>> 6) & 63,
+    size,
+    mode,
+    scaleBits: hdr >>> 16,
+    biasBits: hdr & 0xffff,
+    payloadOffset: t[i * 4 + 3]!,
+    payloadBytes: payloadBytes(size, mode),
+  };
+}
+
+/** Check the shape and limits, return the tiling. Throws INVALID_ARGUMENT / LIMIT_EXCEEDED. */
+export function checkShape(shape: Shape, limits: Limits = {}): ReturnType<typeof tiling> {
+  if (!Array.isArray(shape) || shape.length !== 2) throw new Sgfp4Error("INVALID_ARGUMENT", "shape must be [O, I]");
+  const [rows, cols] = shape;
+  for (const d of [rows, cols]) {
+    if (!Number.isSafeInteger(d) || d < 1) throw new Sgfp4Error("INVALID_ARGUMENT", `shape dimensions must be integers >= 1, got [${rows}, ${cols}]`);
+  }
+  const max = limits.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+  const need = rows * cols * 4;
+  if (need > max) {
+    throw new Sgfp4Error("LIMIT_EXCEEDED", `output of ${rows}x${cols} float32 needs ${need} bytes, over the limit of ${max} (raise limits.maxOutputBytes)`);
+  }
+  return tiling(shape);
+}
+
+export function detectProfile(bytes: Uint8Array, shape: Shape): Profile {
+  if (bytes.length >= 4 && bytes[0] === 0x53 && bytes[1] === 0x47 && bytes[2] === 0x46 && bytes[3] === 0x34) return "v2";
+  const { blockCount } = tiling(shape);
+  if (bytes.length === (8 + V1_PAYLOAD_BYTES) * blockCount) return "v1";
+  // Neither: report against the profile the stream looks closest to.
+  return bytes.length > 0 && bytes[0] === 0x53 ? "v2" : "v1";
+}
+
+export function parse(bytes: Uint8Array, opts: ParseOptions): Container {
+  if (!(bytes instanceof Uint8Array)) throw new Sgfp4Error("INVALID_ARGUMENT", "stream must be a Uint8Array");
+  const t = checkShape(opts.shape, opts.limits);
+  const profile = opts.profile === "auto" ? detectProfile(bytes, opts.shape) : opts.profile;
+  if (profile === "v1") return parseV1(bytes, opts.shape, t);
+  if (profile === "v2") return parseV2(bytes, opts.shape, t);
+  throw new Sgfp4Error("INVALID_ARGUMENT", `profile must be v1, v2 or auto, got ${String(opts.profile)}`);
+}
+
+const view = (b: Uint8Array) => new DataView(b.buffer, b.byteOffset, b.byteLength);
+
+function checkParams(scaleBits: number, biasBits: number, where: { record: number; leaf?: number; offset: number }, warnings: Warning[]): void {
+  if (isHalfNonFinite(scaleBits)) throw new Sgfp4Error("NONFINITE_PARAMETER", `scale 0x${hex4(scaleBits)} is Inf or NaN`, where);
+  if (isHalfNonFinite(biasBits)) throw new Sgfp4Error("NONFINITE_PARAMETER", `bias 0x${hex4(biasBits)} is Inf or NaN`, where);
+  if (scaleBits & 0x8000 && halfBitsToFloatBits(scaleBits) !== 0x80000000) {
+    warnings.push({ kind: "negative-scale", message: `negative scale 0x${hex4(scaleBits)}`, ...where });
+  }
+}
+
+const hex4 = (n: number) => n.toString(16).padStart(4, "0");
+
+function parseV1(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: B }: ReturnType<typeof tiling>): Container {
+  const expected = (8 + V1_PAYLOAD_BYTES) * B;
+  if (bytes.length !== expected) {
+    throw new Sgfp4Error("SIZE_MISMATCH", `v1 stream of ${bytes.length} bytes, expected 8*B + 2048*B = ${expected} for B = ${B} blocks of shape [${shape[0]}, ${shape[1]}]`);
+  }
+  const dv = view(bytes);
+  const blobBase = 8 * B;
+  const blobLen = V1_PAYLOAD_BYTES * B;
+  const table = new Uint32Array(B * 4);
+  const blocks: BlockInfo[] = new Array(B);
+  const warnings: Warning[] = [];
+  const slotUse = new Map<number, number>();
+  for (let b = 0; b < B; b++) {
+    const header = dv.getUint32(4 * b, true);
+    const offWord = dv.getUint32(4 * B + 4 * b, true);
+    const flags = offWord & 0xf;
+    const base = offWord - flags; // low 4 bits cleared, stays unsigned
+    const at = { record: b, offset: 4 * B + 4 * b };
+    if (flags & 0xc) throw new Sgfp4Error("RESERVED_BITS", `v1 offset flag bits 2-3 set (flags 0x${flags.toString(16)})`, at);
+    if (base + V1_PAYLOAD_BYTES > blobLen) {
+      throw new Sgfp4Error("OFFSET_OUT_OF_RANGE", `payload base ${base} + 2048 exceeds the ${blobLen}-byte payload blob`, at);
+    }
+    const scaleBits = header >>> 16;
+    const biasBits = header & 0xffff;
+    checkParams(scaleBits, biasBits, { record: b, offset: 4 * b }, warnings);
+    const mode = (flags & 1) as Mode;
+    const payload = blobBase + base;
+    if (mode === MODE_T158) {
+      for (let o = payload + 1024; o < payload + V1_PAYLOAD_BYTES; o += 4) {
+        if (dv.getUint32(o, true) !== 0) {
+          throw new Sgfp4Error("NONZERO_PADDING", `v1 T158 payload word ${(o - payload) / 4} (of the zero upper half 256..511) is nonzero`, { record: b, offset: o });
+        }
+      }
+    }
+    slotUse.set(base, (slotUse.get(base) ?? 0) + 1);
+    table[b * 4] = b;
+    table[b * 4 + 1] = (6 << 12) | (mode << 15);
+    table[b * 4 + 2] = ((scaleBits << 16) | biasBits) >>> 0;
+    table[b * 4 + 3] = payload;
+    blocks[b] = { index: b, by: Math.floor(b / tilesX), bx: b % tilesX, offset: payload, layout: -1, flags, firstLeaf: b, leafCount: 1, byteLength: V1_PAYLOAD_BYTES };
+  }
+  for (const [base, n] of slotUse) {
+    if (n > 1) warnings.push({ kind: "shared-payload", message: `${n} blocks share the payload at blob offset ${base}`, offset: blobBase + base });
+  }
+  // Slots not starting at a multiple of 2048 or unreferenced bytes: the blob is not a plain permutation.
+  let covered = 0;
+  for (const base of slotUse.keys()) if (base % V1_PAYLOAD_BYTES === 0) covered++;
+  if (covered < B) warnings.push({ kind: "unreferenced-payload", message: `${B - covered} of ${B} payload slots are not referenced by any block` });
+  return { profile: "v1", shape, tilesY, tilesX, blockCount: B, blocks, leafTable: table, leafCount: B, byteLength: bytes.length, warnings };
+}
+
+const MAGIC = [0x53, 0x47, 0x46, 0x34]; // 'SGF4'
+
+function requireZero(bytes: Uint8Array, from: number, to: number, what: string, loc: { record?: number; leaf?: number } = {}): void {
+  for (let o = from; o < to; o++) {
+    if (bytes[o] !== 0) throw new Sgfp4Error("NONZERO_PADDING", `nonzero byte 0x${bytes[o]!.toString(16)} in ${what}`, { ...loc, offset: o });
+  }
+}
+
+/** Growable leaf table: v2 leaf counts are only known while walking the records. */
+class LeafTableBuilder {
+  words: Uint32Array;
+  count = 0;
+  constructor(initialLeaves: number) {
+    this.words = new Uint32Array(Math.max(16, initialLeaves) * 4);
+  }
+  push(block: number, y: number, x: number, log2: number, mode: number, header: number, payload: number): void {
+    if ((this.count + 1) * 4 > this.words.length) {
+      const next = new Uint32Array(this.words.length * 2);
+      next.set(this.words);
+      this.words = next;
+    }
+    const i = this.count++ * 4;
+    this.words[i] = block;
+    this.words[i + 1] = y | (x << 6) | (log2 << 12) | (mode << 15);
+    this.words[i + 2] = header;
+    this.words[i + 3] = payload;
+  }
+}
+
+/**
+ * Leaf geometry (y, x, log2 size) of a MIXED record, in pre-order DFS (TL, TR, BL, BR).
+ * Returns the number of map bits consumed. The walk visits at most 85 nodes.
+ */
+export function walkSplitMap(map: readonly [number, number, number], out: (y: number, x: number, log2: number) => void): number {
+  let bit = 0;
+  const visit = (y: number, x: number, log2: number): void => {
+    if (log2 > 2) {
+      const k = bit++;
+      if ((map[k >>> 5]! >>> (k & 31)) & 1) {
+        const h = 1 << (log2 - 1);
+        visit(y, x, log2 - 1);
+        visit(y, x + h, log2 - 1);
+        visit(y + h, x, log2 - 1);
+        visit(y + h, x + h, log2 - 1);
+        return;
+      }
+    }
+    out(y, x, log2);
+  };
+  visit(0, 0, 6);
+  return bit;
+}
+
+function parseV2(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: expectedB }: ReturnType<typeof tiling>): Container {
+  const len = bytes.length;
+  for (let i = 0; i < 4; i++) {
+    if (i >= len) throw new Sgfp4Error("TRUNCATED", `stream of ${len} bytes ends inside the magic`, { offset: len });
+    if (bytes[i] !== MAGIC[i]) throw new Sgfp4Error("BAD_MAGIC", `stream does not start with 'SGF4'`, { offset: i });
+  }
+  if (len < 5) throw new Sgfp4Error("TRUNCATED", "stream ends before the version byte", { offset: len });
+  if (bytes[4] !== 0x02) throw new Sgfp4Error("BAD_VERSION", `version byte is 0x${bytes[4]!.toString(16)}, expected 0x02`, { offset: 4 });
+  if (len < 16) throw new Sgfp4Error("TRUNCATED", `stream of ${len} bytes ends inside the 16-byte fixed header`, { offset: len });
+  const dv = view(bytes);
+  const B = dv.getUint32(5, true);
+  if (B !== expectedB) {
+    throw new Sgfp4Error("RECORD_COUNT_MISMATCH", `stream declares B = ${B} records, shape [${shape[0]}, ${shape[1]}] needs ${tilesY}*${tilesX} = ${expectedB}`, { offset: 5 });
+  }
+  requireZero(bytes, 9, 16, "the fixed-header pad");
+  const tableEnd = 16 + 4 * B;
+  const base = align16(tableEnd);
+  if (len < tableEnd) throw new Sgfp4Error("TRUNCATED", `stream ends inside the ${B}-entry record offset table`, { offset: len });
+  if (len < base) throw new Sgfp4Error("TRUNCATED", "stream ends inside the offset-table pad", { offset: len });
+  requireZero(bytes, tableEnd, base, "the offset-table pad");
+
+  const blocks: BlockInfo[] = new Array(B);
+  const warnings: Warning[] = [];
+  const leaves = new LeafTableBuilder(Math.min(B * 16, (len >>> 4) + 16));
+  let prev = -1;
+  let prevEnd = base;
+  for (let b = 0; b < B; b++) {
+    const rel = dv.getUint32(16 + 4 * b, true);
+    const at = { record: b, offset: 16 + 4 * b };
+    if (rel % 16 !== 0) throw new Sgfp4Error("MISALIGNED_OFFSET", `record offset ${rel} is not a multiple of 16`, at);
+    if (rel <= prev) throw new Sgfp4Error("NONMONOTONIC_OFFSET", `record offset ${rel} is not greater than the previous one (${prev})`, at);
+    prev = rel;
+    const start = base + rel;
+    if (start >= len) throw new Sgfp4Error("OFFSET_OUT_OF_RANGE", `record starts at byte ${start}, at or past the end of the ${len}-byte stream`, at);
+    if (start > prevEnd) warnings.push({ kind: "gap-between-records", message: `${start - prevEnd} unused bytes before record ${b}`, offset: prevEnd, record: b });
+    const end = parseRecord(bytes, dv, b, start, leaves);
+    const info = blocks[b] = { ...end.info, index: b, by: Math.floor(b / tilesX), bx: b % tilesX };
+    for (let i = info.firstLeaf; i < info.firstLeaf + info.leafCount; i++) {
+      const h = leaves.words[i * 4 + 2]!;
+      checkParamsV2(h, b, i - info.firstLeaf, warnings, leafHeaderOffset(start, info, i - info.firstLeaf));
+    }
+    prevEnd = Math.max(prevEnd, end.end);
+  }
+  if (prevEnd < len) warnings.push({ kind: "trailing-bytes", message: `${len - prevEnd} bytes after the last record`, offset: prevEnd });
+  return {
+    profile: "v2",
+    shape,
+    tilesY,
+    tilesX,
+    blockCount: B,
+    blocks,
+    leafTable: leaves.words.subarray(0, leaves.count * 4),
+    leafCount: leaves.count,
+    byteLength: len,
+    warnings,
+  };
+}
+
+function leafHeaderOffset(start: number, info: { layout: number }, leaf: number): number {
+  return start + (info.layout === LAYOUT.MIXED ? 16 : 4) + 4 * leaf;
+}
+
+function checkParamsV2(header: number, record: number, leaf: number, warnings: Warning[], offset: number): void {
+  checkParams(header >>> 16, header & 0xffff, { record, leaf, offset }, warnings);
+}
+
+interface RecordParse {
+  info: Omit<BlockInfo, "index" | "by" | "bx">;
+  end: number;
+}
+
+function parseRecord(bytes: Uint8Array, dv: DataView, b: number, start: number, leaves: LeafTableBuilder): RecordParse {
+  const len = bytes.length;
+  if (start + 4 > len) throw new Sgfp4Error("TRUNCATED", "stream ends inside the sb_header", { record: b, offset: len });
+  const sb = dv.getUint32(start, true);
+  if (sb >>> 3) throw new Sgfp4Error("RESERVED_BITS", `sb_header reserved bits 3-31 are set (0x${sb.toString(16)})`, { record: b, offset: start });
+  const layout = (sb & 7) as Layout;
+  if (layout > 5) throw new Sgfp4Error("UNKNOWN_LAYOUT", `layout value ${layout}`, { record: b, offset: start });
+
+  // Leaf geometry.
+  const geo: number[] = []; // triples y, x, log2
+  let splitMap: [number, number, number] | undefined;
+  let headersAt = start + 4;
+  if (layout === LAYOUT.MIXED) {
+    if (start + 16 > len) throw new Sgfp4Error("TRUNCATED", "stream ends inside the split map", { record: b, offset: len });
+    splitMap = [dv.getUint32(start + 4, true), dv.getUint32(start + 8, true), dv.getUint32(start + 12, true)];
+    const used = walkSplitMap(splitMap, (y, x, l) => geo.push(y, x, l));
+    for (let k = used; k < 96; k++) {
+      if ((splitMap[k >>> 5]! >>> (k & 31)) & 1) {
+        throw new Sgfp4Error("NONZERO_PADDING", `split-map bit ${k} is set past the last bit the walk consumed (${used})`, { record: b, offset: start + 4 + (k >>> 3) });
+      }
+    }
+    headersAt = start + 16;
+  } else {
+    const size = UNIFORM_LEAF_SIZE[layout]!;
+    const log2 = Math.log2(size);
+    for (let y = 0; y < MACROBLOCK; y += size) for (let x = 0; x < MACROBLOCK; x += size) geo.push(y, x, log2);
+  }
+  const n = geo.length / 3;
+  const headersEnd = headersAt + 4 * n;
+  if (headersEnd > len) throw new Sgfp4Error("TRUNCATED", `stream ends inside the ${n} leaf headers`, { record: b, offset: len });
+  const payloadStart = align16(headersEnd);
+  if (payloadStart > len) throw new Sgfp4Error("TRUNCATED", "stream ends inside the leaf-header pad", { record: b, offset: len });
+  requireZero(bytes, headersEnd, payloadStart, "the record header pad", { record: b });
+
+  const firstLeaf = leaves.count;
+  let p = payloadStart;
+  for (let i = 0; i < n; i++) {
+    const h = dv.getUint32(headersAt + 4 * i, true);
+    const flags = h & 0xf;
+    if (flags & 0xe) throw new Sgfp4Error("RESERVED_BITS", `leaf flag bits 1-3 set (flags 0x${flags.toString(16)})`, { record: b, leaf: i, offset: headersAt + 4 * i });
+    const mode = (flags & 1) as Mode;
+    const log2 = geo[3 * i + 2]!;
+    const size = 1 << log2;
+    const used = payloadBytes(size, mode);
+    const padded = align16(used);
+    if (p + padded > len) throw new Sgfp4Error("TRUNCATED", `stream ends inside the payload of leaf ${i} (${padded} bytes from ${p})`, { record: b, leaf: i, offset: len });
+    requireZero(bytes, p + used, p + padded, "a leaf's payload padding", { record: b, leaf: i });
+    leaves.push(b, geo[3 * i]!, geo[3 * i + 1]!, log2, mode, (h & 0xfffffff0) >>> 0, p);
+    p += padded;
+  }
+  return {
+    info: { offset: start, layout, ...(splitMap ? { splitMap } : {}), firstLeaf, leafCount: n, byteLength: p - start },
+    end: p,
+  };
+}
+
+export { MODE_FP4, MODE_T158 };

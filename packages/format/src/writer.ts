@@ -1,0 +1,200 @@
+/**
+ * Writer: builds v1 and v2 streams from a structured description. Used by the golden-vector
+ * builder and the encoder. It writes canonical streams (zero pads, records packed in order)
+ * unless the description asks for gaps or trailing bytes, and refuses values it would have to
+ * alter (it never silently drops bits).
+ */
+import { Sgfp4Error } from "./errors.js";
+import { LAYOUT, MACROBLOCK, MODE_FP4, MODE_T158, UNIFORM_LEAF_SIZE, V1_PAYLOAD_BYTES, align16, payloadBytes, tiling, type Layout, type Mode, type Shape } from "./geometry.js";
+
+export interface LeafSpec {
+  mode: Mode;
+  /** FP16 bit patterns */
+  scaleBits: number;
+  biasBits: number;
+  /**
+   * Codes in row-major order within the leaf: FP4 in [-8, 7], T158 in {-1, 0, 1}.
+   * Give either codes or payload.
+   */
+  codes?: ArrayLike<number>;
+  /** Raw payload bytes (FP4 size*size/2, T158 size*size/4; v1: up to 2048), e.g. for reserved symbols. */
+  payload?: Uint8Array;
+}
+
+export interface V1BlockSpec extends LeafSpec {
+  /** ERROR_HINT flag (informational) */
+  errorHint?: boolean;
+}
+
+export interface V1Spec {
+  shape: Shape;
+  blocks: readonly V1BlockSpec[];
+  /** slot[b] = payload slot of block b (a permutation of 0..B-1); default identity */
+  slots?: readonly number[];
+}
+
+/** A quadtree node: "leaf", or its four children TL, TR, BL, BR. */
+export type QuadTree = "leaf" | readonly [QuadTree, QuadTree, QuadTree, QuadTree];
+
+export interface V2RecordSpec {
+  layout: Layout;
+  /** MIXED only */
+  tree?: QuadTree;
+  /** leaves in storage order (uniform: raster; MIXED: pre-order DFS) */
+  leaves: readonly LeafSpec[];
+  /** extra bytes (a multiple of 16) left before this record; default 0 */
+  gapBefore?: number;
+}
+
+export interface V2Spec {
+  shape: Shape;
+  records: readonly V2RecordSpec[];
+  /** bytes appended after the last record (ignored by decoders) */
+  trailing?: Uint8Array;
+}
+
+const MAGIC = [0x53, 0x47, 0x46, 0x34];
+
+function fail(detail: string): never {
+  throw new Sgfp4Error("INVALID_ARGUMENT", detail);
+}
+
+/** Pack codes into `out` (zeroed) per spec 22.6. */
+export function packCodes(mode: Mode, codes: ArrayLike<number>, out: Uint8Array): void {
+  if (mode === MODE_FP4) {
+    for (let i = 0; i < codes.length; i++) {
+      const q = codes[i]!;
+      if (!(q >= -8 && q <= 7 && Number.isInteger(q))) fail(`FP4 code ${q} at ${i} is outside [-8, 7]`);
+      out[i >>> 1]! |= (q & 0xf) << ((i & 1) * 4);
+    }
+  } else {
+    for (let i = 0; i < codes.length; i++) {
+      const t = codes[i]!;
+      const sym = t === 0 ? 0 : t === 1 ? 1 : t === -1 ? 2 : fail(`T158 code ${t} at ${i} is not -1, 0 or 1`);
+      out[i >>> 2]! |= sym << ((i & 3) * 2);
+    }
+  }
+}
+
+function leafPayload(leaf: LeafSpec, size: number, where: string): Uint8Array {
+  const n = payloadBytes(size, leaf.mode);
+  if (leaf.payload) {
+    if (leaf.codes) fail(`${where}: give codes or payload, not both`);
+    if (leaf.payload.length !== n) fail(`${where}: payload of ${leaf.payload.length} bytes, expected ${n}`);
+    return leaf.payload;
+  }
+  if (!leaf.codes || leaf.codes.length !== size * size) fail(`${where}: expected ${size * size} codes`);
+  const out = new Uint8Array(n);
+  packCodes(leaf.mode, leaf.codes, out);
+  return out;
+}
+
+function checkHalf(bits: number, what: string): void {
+  if (!Number.isInteger(bits) || bits < 0 || bits > 0xffff) fail(`${what} 0x${bits.toString(16)} is not a 16-bit pattern`);
+}
+
+export function writeV1(spec: V1Spec): Uint8Array {
+  const { blockCount: B } = tiling(spec.shape);
+  if (spec.blocks.length !== B) fail(`shape needs ${B} blocks, got ${spec.blocks.length}`);
+  const slots = spec.slots ?? spec.blocks.map((_, i) => i);
+  if (slots.length !== B || new Set(slots).size !== B || slots.some((s) => !(s >= 0 && s < B))) fail("slots must be a permutation of 0..B-1");
+  const out = new Uint8Array((8 + V1_PAYLOAD_BYTES) * B);
+  const dv = new DataView(out.buffer);
+  spec.blocks.forEach((blk, b) => {
+    checkHalf(blk.scaleBits, "scale");
+    checkHalf(blk.biasBits, "bias");
+    if (blk.mode !== MODE_FP4 && blk.mode !== MODE_T158) fail(`block ${b}: mode must be 0 or 1`);
+    let payload: Uint8Array;
+    if (blk.payload && blk.payload.length === V1_PAYLOAD_BYTES) payload = blk.payload;
+    else payload = leafPayload(blk, MACROBLOCK, `block ${b}`);
+    const base = slots[b]! * V1_PAYLOAD_BYTES;
+    dv.setUint32(4 * b, ((blk.scaleBits << 16) | blk.biasBits) >>> 0, true);
+    dv.setUint32(4 * B + 4 * b, (base | blk.mode | (blk.errorHint ? 2 : 0)) >>> 0, true);
+    out.set(payload, 8 * B + base);
+  });
+  return out;
+}
+
+/** Split-map bits and leaf geometry of a tree, pre-order DFS. */
+export function encodeTree(tree: QuadTree): { map: [number, number, number]; leaves: { y: number; x: number; size: number }[] } {
+  const map: [number, number, number] = [0, 0, 0];
+  const leaves: { y: number; x: number; size: number }[] = [];
+  let bit = 0;
+  const visit = (node: QuadTree, y: number, x: number, size: number): void => {
+    if (size > 4) {
+      const k = bit++;
+      if (node !== "leaf") {
+        map[k >>> 5] = (map[k >>> 5]! | (1 << (k & 31))) >>> 0;
+        const h = size / 2;
+        visit(node[0], y, x, h);
+        visit(node[1], y, x + h, h);
+        visit(node[2], y + h, x, h);
+        visit(node[3], y + h, x + h, h);
+        return;
+      }
+    } else if (node !== "leaf") fail("a 4x4 node cannot split");
+    leaves.push({ y, x, size });
+  };
+  visit(tree, 0, 0, MACROBLOCK);
+  return { map, leaves };
+}
+
+function recordLeafSizes(rec: V2RecordSpec, r: number): { size: number }[] {
+  if (rec.layout === LAYOUT.MIXED) {
+    if (!rec.tree) fail(`record ${r}: MIXED needs a tree`);
+    return encodeTree(rec.tree).leaves;
+  }
+  const size = UNIFORM_LEAF_SIZE[rec.layout];
+  if (size === undefined) fail(`record ${r}: layout ${rec.layout} is not 0-5`);
+  return Array.from({ length: (MACROBLOCK / size) ** 2 }, () => ({ size }));
+}
+
+export function writeV2(spec: V2Spec): Uint8Array {
+  const { blockCount: B } = tiling(spec.shape);
+  if (spec.records.length !== B) fail(`shape needs ${B} records, got ${spec.records.length}`);
+  // First pass: sizes, so the stream is allocated once.
+  const base = align16(16 + 4 * B);
+  const plans = spec.records.map((rec, r) => {
+    const sizes = recordLeafSizes(rec, r);
+    if (rec.leaves.length !== sizes.length) fail(`record ${r}: layout has ${sizes.length} leaves, got ${rec.leaves.length}`);
+    const headerBytes = align16((rec.layout === LAYOUT.MIXED ? 16 : 4) + 4 * sizes.length);
+    const payloadTotal = rec.leaves.reduce((s, l, i) => s + align16(payloadBytes(sizes[i]!.size, l.mode)), 0);
+    const gap = rec.gapBefore ?? 0;
+    if (gap % 16 !== 0 || gap < 0) fail(`record ${r}: gapBefore must be a non-negative multiple of 16`);
+    return { sizes, headerBytes, bytes: headerBytes + payloadTotal, gap };
+  });
+  const total = base + plans.reduce((s, p) => s + p.gap + p.bytes, 0) + (spec.trailing?.length ?? 0);
+  const out = new Uint8Array(total);
+  const dv = new DataView(out.buffer);
+  out.set(MAGIC, 0);
+  out[4] = 2;
+  dv.setUint32(5, B, true);
+  let at = base;
+  spec.records.forEach((rec, r) => {
+    const plan = plans[r]!;
+    at += plan.gap;
+    dv.setUint32(16 + 4 * r, at - base, true);
+    dv.setUint32(at, rec.layout, true);
+    let h = at + 4;
+    if (rec.layout === LAYOUT.MIXED) {
+      const { map } = encodeTree(rec.tree!);
+      map.forEach((w, i) => dv.setUint32(at + 4 + 4 * i, w, true));
+      h += 12;
+    }
+    let p = at + plan.headerBytes;
+    rec.leaves.forEach((leaf, i) => {
+      const where = `record ${r} leaf ${i}`;
+      checkHalf(leaf.scaleBits, `${where}: scale`);
+      checkHalf(leaf.biasBits, `${where}: bias`);
+      if (leaf.biasBits & 0xf) fail(`${where}: v2 bias 0x${leaf.biasBits.toString(16)} has low 4 bits set; round it to the 0xFFF0 mask first`);
+      if (leaf.mode !== MODE_FP4 && leaf.mode !== MODE_T158) fail(`${where}: mode must be 0 or 1`);
+      dv.setUint32(h + 4 * i, ((leaf.scaleBits << 16) | leaf.biasBits | leaf.mode) >>> 0, true);
+      const size = plan.sizes[i]!.size;
+      out.set(leafPayload(leaf, size, where), p);
+      p += align16(payloadBytes(size, leaf.mode));
+    });
+    at += plan.bytes;
+  });
+  if (spec.trailing) out.set(spec.trailing, at);
+  return out;
+}
