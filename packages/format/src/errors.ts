@@ -25,6 +25,8 @@ export const USAGE_ERROR_CODES = [
   "LIMIT_EXCEEDED",
   /** a backend failed for a reason that is not the stream's (device lost, out of memory) */
   "BACKEND_FAILURE",
+  /** a model manifest that does not follow the manifest schema */
+  "INVALID_MANIFEST",
 ] as const;
 
 export type StreamErrorCode = (typeof STREAM_ERROR_CODES)[number];
