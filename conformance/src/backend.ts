@@ -1,0 +1,42 @@
+/** The one interface every backend implements (docs/ARCHITECTURE.md, "Conformance backend interface"). */
+
+export type VectorProfile = "v1" | "v2";
+
+export interface DecodeRequest {
+  profile: VectorProfile;
+  /** (O, I): rows, columns of the output */
+  shape: readonly [number, number];
+}
+
+export type Availability = { ok: true; detail?: string } | { ok: false; reason: string };
+
+export interface ConformanceBackend {
+  readonly name: string;
+  /** Can this backend run here? Never throws; says why not. */
+  available(): Promise<Availability>;
+  /** Decode or throw Sgfp4Error (with .code from DECISIONS.md section 3). */
+  decode(bytes: Uint8Array, opts: DecodeRequest): Promise<Float32Array>;
+  close?(): Promise<void>;
+}
+
+/** A backend that could not be loaded: listed as skipped with the reason, never as passing. */
+export function unavailableBackend(name: string, reason: string): ConformanceBackend {
+  return {
+    name,
+    available: async () => ({ ok: false, reason }),
+    decode: async () => {
+      throw new Error(`backend ${name} is unavailable: ${reason}`);
+    },
+  };
+}
+
+/** Duck-typed check of a module's export, so errors name what is missing. */
+export function checkBackendShape(candidate: unknown, where: string): ConformanceBackend {
+  if (typeof candidate !== "object" || candidate === null) throw new Error(`${where} is not an object`);
+  const b = candidate as Partial<ConformanceBackend>;
+  if (typeof b.name !== "string" || b.name === "") throw new Error(`${where} has no string "name"`);
+  if (typeof b.available !== "function") throw new Error(`${where} has no available() method`);
+  if (typeof b.decode !== "function") throw new Error(`${where} has no decode() method`);
+  if (b.close !== undefined && typeof b.close !== "function") throw new Error(`${where}.close is not a function`);
+  return b as ConformanceBackend;
+}
