@@ -1,0 +1,42 @@
+/** The conformance backend `webgpu` (docs/ARCHITECTURE.md). */
+import type { Profile, Shape } from "@sgfp4/format";
+import { WebGpuDecoder, type WebGpuDecoderOptions } from "./decoder.js";
+import { requestDevice } from "./gpu.js";
+
+export interface ConformanceBackend {
+  readonly name: string;
+  available(): Promise<{ ok: true; detail?: string } | { ok: false; reason: string }>;
+  decode(bytes: Uint8Array, opts: { profile: Profile; shape: readonly [number, number] }): Promise<Float32Array>;
+  close?(): Promise<void>;
+}
+
+export function createConformanceBackend(options: WebGpuDecoderOptions = {}): ConformanceBackend {
+  let state: Promise<{ decoder: WebGpuDecoder; detail: string } | { error: string }> | undefined;
+  const open = () =>
+    (state ??= requestDevice().then((r) => {
+      if ("error" in r) return r;
+      const info = r.adapter.info;
+      const detail = [info?.vendor, info?.architecture, info?.device, info?.description].filter(Boolean).join(" ") || "WebGPU adapter";
+      return { decoder: new WebGpuDecoder(r.device, options), detail };
+    }));
+  return {
+    name: "webgpu",
+    async available() {
+      const s = await open();
+      return "error" in s ? { ok: false, reason: s.error } : { ok: true, detail: s.detail };
+    },
+    async decode(bytes, opts) {
+      const s = await open();
+      if ("error" in s) {
+        const { Sgfp4Error } = await import("@sgfp4/format");
+        throw new Sgfp4Error("BACKEND_FAILURE", s.error);
+      }
+      return s.decoder.decode(bytes, { profile: opts.profile, shape: opts.shape as Shape });
+    },
+    async close() {
+      const s = state && (await state);
+      state = undefined;
+      if (s && !("error" in s)) s.decoder.device.destroy();
+    },
+  };
+}

@@ -1,0 +1,357 @@
+/**
+ * Host side of the WebGPU decoder: validates with @sgfp4/format (nothing reaches the GPU before
+ * `parse` accepted the stream), uploads the container and the leaf table once, and records the
+ * dispatches. Outputs larger than one storage binding are decoded in windows of the output; every
+ * window runs the same kernel on the same leaves, so the bits are those of a single pass.
+ */
+import { Sgfp4Error, parse, type Container, type Limits, type Profile, type Shape } from "@sgfp4/format";
+import { PARAM_WORDS, WORKGROUP_SIZE, decodeShader } from "./shader.js";
+
+export interface DecodeOptions {
+  profile: Profile | "auto";
+  shape: Shape;
+  limits?: Limits;
+}
+
+export interface WebGpuDecoderOptions {
+  /**
+   * Largest output window one dispatch writes, in bytes (rounded down to a multiple of 256,
+   * at least 256). Default: the device's maxStorageBufferBindingSize. Tests set it tiny to
+   * exercise the chunked path.
+   */
+  maxChunkBytes?: number;
+}
+
+// The numeric usage flags are fixed by the WebGPU spec; using them directly avoids needing the
+// GPUBufferUsage global (absent in Node until `webgpu`'s globals are installed).
+const USAGE = { MAP_READ: 0x1, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80 } as const;
+/** Usage the caller's output buffer needs (GPUBufferUsage.STORAGE). */
+export const OUTPUT_USAGE = USAGE.STORAGE;
+
+interface Chunk {
+  outBase: number; // first output element of the window
+  outCount: number;
+  blockRowStart: number;
+  blockRowCount: number;
+  blockColStart: number;
+  blockColCount: number;
+  /** inputs of this chunk (shared buffers, or the chunk's own compacted copies) */
+  payload: GPUBuffer;
+  leaves: GPUBuffer;
+  leafBindOffset: number;
+  leafBindSize: number;
+  leafBase: number;
+  payloadWordBase: number;
+}
+
+/** A validated container uploaded to the device, ready to be decoded any number of times. */
+export class PreparedContainer {
+  /** @internal */
+  constructor(
+    readonly container: Container,
+    /** output size in bytes (rows * cols * 4) */
+    readonly outputBytes: number,
+    /** @internal */ readonly chunks: readonly Chunk[],
+    /** @internal */ readonly params: GPUBuffer,
+    /** @internal */ readonly firstLeaf: GPUBuffer,
+    /** @internal */ readonly owned: readonly GPUBuffer[],
+    /** bytes uploaded: container (or its payloads) + leaf table + first-leaf table */
+    readonly uploadedBytes: number,
+  ) {}
+  get shape(): Shape {
+    return this.container.shape;
+  }
+  destroy(): void {
+    for (const b of this.owned) b.destroy();
+  }
+}
+
+const align = (n: number, a: number) => Math.ceil(n / a) * a;
+
+export class WebGpuDecoder {
+  readonly device: GPUDevice;
+  private readonly maxChunkBytes: number;
+  private readonly pipelines = new Map<boolean, GPUComputePipeline>();
+
+  constructor(device: GPUDevice, options: WebGpuDecoderOptions = {}) {
+    this.device = device;
+    const deviceMax = Math.floor(device.limits.maxStorageBufferBindingSize / 256) * 256;
+    const asked = options.maxChunkBytes === undefined ? deviceMax : Math.max(256, Math.floor(options.maxChunkBytes / 256) * 256);
+    this.maxChunkBytes = Math.min(asked, deviceMax);
+  }
+
+  /** Pipelines are built once per decoder and output kind, then reused. */
+  private pipeline(vec4Output: boolean): GPUComputePipeline {
+    let p = this.pipelines.get(vec4Output);
+    if (!p) {
+      const module = this.device.createShaderModule({ code: decodeShader(vec4Output), label: "sgfp4-decode" });
+      p = this.device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" }, label: `sgfp4-decode-${vec4Output ? "vec4" : "scalar"}` });
+      this.pipelines.set(vec4Output, p);
+    }
+    return p;
+  }
+
+  /** Parse (every rejection of DECISIONS.md section 3 happens here), then upload. */
+  prepare(bytes: Uint8Array, opts: DecodeOptions): PreparedContainer {
+    const container = parse(bytes, { profile: opts.profile, shape: opts.shape, limits: opts.limits });
+    return this.upload(bytes, container);
+  }
+
+  private upload(bytes: Uint8Array, c: Container): PreparedContainer {
+    const device = this.device;
+    const [rows, cols] = c.shape;
+    const inputMax = Math.min(Math.floor(device.limits.maxStorageBufferBindingSize / 256) * 256, device.limits.maxBufferSize);
+    const owned: GPUBuffer[] = [];
+    const firstLeafWords = new Uint32Array(c.blockCount + 1);
+    for (let b = 0; b < c.blockCount; b++) firstLeafWords[b] = c.blocks[b]!.firstLeaf;
+    firstLeafWords[c.blockCount] = c.leafCount;
+    if (firstLeafWords.byteLength > inputMax) throw new Sgfp4Error("LIMIT_EXCEEDED", `first-leaf table of ${firstLeafWords.byteLength} bytes exceeds the device's storage binding limit`);
+    const firstLeaf = this.createFilled(firstLeafWords, "sgfp4-first-leaf");
+    owned.push(firstLeaf);
+    let uploaded = firstLeafWords.byteLength;
+
+    const windows = this.planWindows(c);
+    const leafTableBytes = c.leafCount * 16;
+    const inputsFit = align(bytes.length, 4) <= inputMax && leafTableBytes <= inputMax;
+    let sharedPayload: GPUBuffer | undefined;
+    let sharedLeaves: GPUBuffer | undefined;
+    if (inputsFit) {
+      sharedPayload = this.createFilled(bytes, "sgfp4-container");
+      sharedLeaves = this.createFilled(c.leafTable, "sgfp4-leaf-table");
+      owned.push(sharedPayload, sharedLeaves);
+      uploaded += bytes.length + leafTableBytes;
+    }
+    const chunks: Chunk[] = windows.map((w) => {
+      const firstBlock = w.blockRowStart * c.tilesX + w.blockColStart;
+      const lastBlock = (w.blockRowStart + w.blockRowCount - 1) * c.tilesX + w.blockColStart + w.blockColCount - 1;
+      const l0 = firstLeafWords[firstBlock]!;
+      const l1 = firstLeafWords[lastBlock + 1]!;
+      if (sharedPayload && sharedLeaves) {
+        return { ...w, payload: sharedPayload, leaves: sharedLeaves, leafBindOffset: 0, leafBindSize: Math.max(16, leafTableBytes), leafBase: 0, payloadWordBase: 0 };
+      }
+      // Inputs over one binding: give this window its own compact copy of its leaves' payloads.
+      const compact = compactLeaves(bytes, c, l0, l1);
+      if (compact.payload.byteLength > inputMax || compact.leaves.byteLength > inputMax) {
+        throw new Sgfp4Error("LIMIT_EXCEEDED", `one output window needs ${compact.payload.byteLength + compact.leaves.byteLength} bytes of inputs, over the device's storage binding limit of ${inputMax}; use a device with higher limits`);
+      }
+      const payload = this.createFilled(compact.payload, "sgfp4-payload-chunk");
+      const leaves = this.createFilled(compact.leaves, "sgfp4-leaf-chunk");
+      owned.push(payload, leaves);
+      uploaded += compact.payload.byteLength + compact.leaves.byteLength;
+      return { ...w, payload, leaves, leafBindOffset: 0, leafBindSize: Math.max(16, compact.leaves.byteLength), leafBase: l0, payloadWordBase: 0 };
+    });
+
+    const paramStride = Math.max(256, device.limits.minUniformBufferOffsetAlignment);
+    const paramWords = new Uint32Array((chunks.length * paramStride) / 4);
+    chunks.forEach((ch, i) => {
+      const blocks = ch.blockRowCount * ch.blockColCount;
+      const groupsX = Math.min(blocks, device.limits.maxComputeWorkgroupsPerDimension);
+      paramWords.set(
+        [rows, cols, c.tilesX, ch.blockRowStart, ch.blockColStart, ch.blockColCount, groupsX, blocks, ch.leafBase, ch.payloadWordBase, ch.outBase, ch.outCount],
+        (i * paramStride) / 4,
+      );
+    });
+    const params = this.createFilled(paramWords, "sgfp4-params", USAGE.UNIFORM);
+    owned.push(params);
+    return new PreparedContainer(c, rows * cols * 4, chunks, params, firstLeaf, owned, uploaded);
+  }
+
+  /**
+   * Output windows: whole macroblock rows while one of them fits a binding (each block decoded
+   * once), else element windows of a multiple of 64 elements (256-byte aligned binding offsets),
+   * each dispatching the macroblocks it touches.
+   */
+  private planWindows(c: Container): Omit<Chunk, "payload" | "leaves" | "leafBindOffset" | "leafBindSize" | "leafBase" | "payloadWordBase">[] {
+    const [rows, cols] = c.shape;
+    const total = rows * cols;
+    const maxElems = this.maxChunkBytes / 4; // a multiple of 64
+    const out: ReturnType<WebGpuDecoder["planWindows"]> = [];
+    const blockRowsPerWindow = Math.floor(maxElems / (64 * cols));
+    if (blockRowsPerWindow >= 1) {
+      for (let by = 0; by < c.tilesY; by += blockRowsPerWindow) {
+        const byEnd = Math.min(by + blockRowsPerWindow, c.tilesY);
+        const outBase = by * 64 * cols;
+        out.push({ outBase, outCount: Math.min(byEnd * 64, rows) * cols - outBase, blockRowStart: by, blockRowCount: byEnd - by, blockColStart: 0, blockColCount: c.tilesX });
+      }
+      return out;
+    }
+    for (let e0 = 0; e0 < total; e0 += maxElems) {
+      const e1 = Math.min(e0 + maxElems, total);
+      const r0 = Math.floor(e0 / cols);
+      const r1 = Math.floor((e1 - 1) / cols);
+      const by0 = Math.floor(r0 / 64);
+      const by1 = Math.floor(r1 / 64);
+      if (r0 === r1) {
+        const bx0 = Math.floor((e0 % cols) / 64);
+        const bx1 = Math.floor(((e1 - 1) % cols) / 64);
+        out.push({ outBase: e0, outCount: e1 - e0, blockRowStart: by0, blockRowCount: 1, blockColStart: bx0, blockColCount: bx1 - bx0 + 1 });
+      } else {
+        out.push({ outBase: e0, outCount: e1 - e0, blockRowStart: by0, blockRowCount: by1 - by0 + 1, blockColStart: 0, blockColCount: c.tilesX });
+      }
+    }
+    return out;
+  }
+
+  private createFilled(data: ArrayBufferView, label: string, usage: number = USAGE.STORAGE): GPUBuffer {
+    const size = Math.max(16, align(data.byteLength, 4));
+    const buffer = this.device.createBuffer({ size, usage: usage | USAGE.COPY_DST, mappedAtCreation: true, label });
+    new Uint8Array(buffer.getMappedRange()).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
+    buffer.unmap();
+    return buffer;
+  }
+
+  /**
+   * Record the decode of `prepared` into `output` (usage STORAGE) at `outputOffset` (a multiple
+   * of 256) on `pass`. Nothing is submitted; call it many times in one pass to repeat the work.
+   */
+  encode(pass: GPUComputePassEncoder, prepared: PreparedContainer, output: GPUBuffer, outputOffset = 0): void {
+    const bindGroups = this.bindGroups(prepared, output, outputOffset);
+    const vec4Output = prepared.shape[1] % 4 === 0;
+    pass.setPipeline(this.pipeline(vec4Output));
+    prepared.chunks.forEach((ch, i) => {
+      const blocks = ch.blockRowCount * ch.blockColCount;
+      const groupsX = Math.min(blocks, this.device.limits.maxComputeWorkgroupsPerDimension);
+      pass.setBindGroup(0, bindGroups[i]!);
+      pass.dispatchWorkgroups(groupsX, Math.ceil(blocks / groupsX));
+    });
+  }
+
+  private bindCache = new WeakMap<PreparedContainer, { output: GPUBuffer; offset: number; groups: GPUBindGroup[] }>();
+
+  private bindGroups(prepared: PreparedContainer, output: GPUBuffer, outputOffset: number): GPUBindGroup[] {
+    const cached = this.bindCache.get(prepared);
+    if (cached && cached.output === output && cached.offset === outputOffset) return cached.groups;
+    if (outputOffset % 256 !== 0) throw new Sgfp4Error("INVALID_ARGUMENT", `output offset ${outputOffset} is not a multiple of 256`);
+    if (output.size < outputOffset + prepared.outputBytes) {
+      throw new Sgfp4Error("INVALID_ARGUMENT", `output buffer of ${output.size} bytes cannot hold ${prepared.outputBytes} bytes at offset ${outputOffset}`);
+    }
+    const layout = this.pipeline(prepared.shape[1] % 4 === 0).getBindGroupLayout(0);
+    const paramStride = Math.max(256, this.device.limits.minUniformBufferOffsetAlignment);
+    const groups = prepared.chunks.map((ch, i) =>
+      this.device.createBindGroup({
+        layout,
+        entries: [
+          { binding: 0, resource: { buffer: prepared.params, offset: i * paramStride, size: PARAM_WORDS * 4 } },
+          { binding: 1, resource: { buffer: ch.payload } },
+          { binding: 2, resource: { buffer: ch.leaves, offset: ch.leafBindOffset, size: ch.leafBindSize } },
+          { binding: 3, resource: { buffer: prepared.firstLeaf } },
+          { binding: 4, resource: { buffer: output, offset: outputOffset + ch.outBase * 4, size: ch.outCount * 4 } },
+        ],
+      }),
+    );
+    this.bindCache.set(prepared, { output, offset: outputOffset, groups });
+    return groups;
+  }
+
+  /**
+   * Decode into a GPU buffer that stays on the device (usage must include STORAGE). Without
+   * `output`, a new buffer (STORAGE | COPY_SRC) of rows*cols*4 bytes is created and returned.
+   */
+  async decodeToBuffer(bytes: Uint8Array, opts: DecodeOptions, output?: GPUBuffer, outputOffset = 0): Promise<GPUBuffer> {
+    const container = parse(bytes, { profile: opts.profile, shape: opts.shape, limits: opts.limits });
+    const outputBytes = container.shape[0] * container.shape[1] * 4;
+    if (!output && outputBytes > this.device.limits.maxBufferSize) {
+      throw new Sgfp4Error("LIMIT_EXCEEDED", `output of ${outputBytes} bytes exceeds the device's maxBufferSize of ${this.device.limits.maxBufferSize}`);
+    }
+    return this.guard(async () => {
+      const prepared = this.upload(bytes, container);
+      const target = output ?? this.device.createBuffer({ size: Math.max(16, outputBytes), usage: USAGE.STORAGE | USAGE.COPY_SRC, label: "sgfp4-output" });
+      try {
+        const encoder = this.device.createCommandEncoder();
+        const pass = encoder.beginComputePass();
+        this.encode(pass, prepared, target, outputOffset);
+        pass.end();
+        this.device.queue.submit([encoder.finish()]);
+        await this.device.queue.onSubmittedWorkDone();
+      } catch (e) {
+        if (!output) target.destroy();
+        throw e;
+      } finally {
+        prepared.destroy();
+      }
+      return target;
+    });
+  }
+
+  /** Decode and read back to the host. */
+  async decode(bytes: Uint8Array, opts: DecodeOptions): Promise<Float32Array> {
+    const gpuOut = await this.decodeToBuffer(bytes, opts);
+    try {
+      const [rows, cols] = opts.shape;
+      return await this.guard(() => this.readBack(gpuOut, rows * cols * 4));
+    } finally {
+      gpuOut.destroy();
+    }
+  }
+
+  /** Copy `byteLength` bytes of `buffer` (COPY_SRC) to the host, through bounded staging buffers. */
+  async readBack(buffer: GPUBuffer, byteLength: number): Promise<Float32Array> {
+    const result = new Float32Array(byteLength / 4);
+    const bytesOut = new Uint8Array(result.buffer);
+    const piece = Math.min(align(byteLength, 4), 64 * 1024 * 1024);
+    const staging = this.device.createBuffer({ size: Math.max(16, piece), usage: USAGE.MAP_READ | USAGE.COPY_DST, label: "sgfp4-readback" });
+    try {
+      for (let at = 0; at < byteLength; at += piece) {
+        const n = Math.min(piece, byteLength - at);
+        const encoder = this.device.createCommandEncoder();
+        encoder.copyBufferToBuffer(buffer, at, staging, 0, n);
+        this.device.queue.submit([encoder.finish()]);
+        await staging.mapAsync(1 /* GPUMapMode.READ */, 0, n);
+        bytesOut.set(new Uint8Array(staging.getMappedRange(0, n)), at);
+        staging.unmap();
+      }
+    } finally {
+      staging.destroy();
+    }
+    return result;
+  }
+
+  /** Run device work; turn validation and out-of-memory errors into BACKEND_FAILURE. */
+  private async guard<T>(work: () => Promise<T>): Promise<T> {
+    this.device.pushErrorScope("out-of-memory");
+    this.device.pushErrorScope("validation");
+    let result: T | undefined;
+    let thrown: unknown;
+    try {
+      result = await work();
+    } catch (e) {
+      thrown = e;
+    }
+    const validation = await this.device.popErrorScope();
+    const oom = await this.device.popErrorScope();
+    if (thrown) throw thrown;
+    const err = validation ?? oom;
+    if (err) throw new Sgfp4Error("BACKEND_FAILURE", `WebGPU ${validation ? "validation" : "out-of-memory"} error: ${err.message}`);
+    return result as T;
+  }
+
+  destroy(): void {
+    this.pipelines.clear();
+  }
+}
+
+/** Leaves l0..l1 with their payloads packed back to back (16-byte aligned) in a new buffer. */
+function compactLeaves(bytes: Uint8Array, c: Container, l0: number, l1: number): { payload: Uint8Array; leaves: Uint32Array } {
+  const t = c.leafTable;
+  let size = 0;
+  for (let i = l0; i < l1; i++) size += align(leafPayloadBytes(t[i * 4 + 1]!), 16);
+  const payload = new Uint8Array(Math.max(16, size));
+  const leaves = new Uint32Array((l1 - l0) * 4);
+  let at = 0;
+  for (let i = l0; i < l1; i++) {
+    const n = leafPayloadBytes(t[i * 4 + 1]!);
+    const from = t[i * 4 + 3]!;
+    payload.set(bytes.subarray(from, from + n), at);
+    leaves.set(t.subarray(i * 4, i * 4 + 3), (i - l0) * 4);
+    leaves[(i - l0) * 4 + 3] = at;
+    at += align(n, 16);
+  }
+  return { payload, leaves };
+}
+
+function leafPayloadBytes(geo: number): number {
+  const size = 1 << ((geo >>> 12) & 7);
+  return (geo >>> 15) & 1 ? (size * size) / 4 : (size * size) / 2;
+}
+
+export { WORKGROUP_SIZE };
