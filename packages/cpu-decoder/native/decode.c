@@ -1,0 +1,173 @@
+/*
+ * SGFP4 leaf expansion kernel (WebAssembly SIMD). It only expands leaves of a leaf table that
+ * @sgfp4/format's parser has already validated; the JS side lays out linear memory:
+ *   output floats | leaf table (4 u32 per leaf, word 3 rewritten to an absolute payload address) | payloads
+ * Arithmetic is bit-exact with DECISIONS.md section 2: w = f32(S) * code + f32(Bias), one rounding.
+ * The SIMD path computes (S * 2^-28) * (code * 2^28) + Bias: both products equal S * code exactly
+ * (S*code has at most 15 significant bits and S * 2^-28 stays normal), so the bits are identical.
+ * No stack or static data is used, so the whole memory belongs to the caller.
+ */
+#include <wasm_simd128.h>
+
+typedef unsigned int u32;
+typedef unsigned char u8;
+
+static inline float float_from_bits(u32 bits) {
+  union { u32 u; float f; } v = { bits };
+  return v.f;
+}
+
+/* Exact FP16 -> FP32 with integer ops (subnormals kept, signed zero kept). */
+static inline float half_to_float(u32 h) {
+  u32 sign = (h & 0x8000u) << 16;
+  u32 exp = (h >> 10) & 0x1fu;
+  u32 mant = h & 0x3ffu;
+  if (exp == 0x1fu) return float_from_bits(sign | 0x7f800000u | (mant << 13)); /* parser rejects these */
+  if (exp != 0) return float_from_bits(sign | ((exp + 112u) << 23) | (mant << 13));
+  if (mant == 0) return float_from_bits(sign);
+  u32 shift = (u32)__builtin_clz(mant) - 21u; /* moves the leading 1 to bit 10 */
+  return float_from_bits(sign | ((113u - shift) << 23) | (((mant << shift) & 0x3ffu) << 13));
+}
+
+/* 16 codes (bytes holding 16*q) -> 16 floats at four 4-float destinations. */
+static inline __attribute__((always_inline)) void emit16(float *p0, float *p1, float *p2, float *p3, v128_t codes,
+                                                          v128_t scale, v128_t bias) {
+  const v128_t z = wasm_i32x4_const(0, 0, 0, 0);
+  /* interleaving with zero puts each byte at the top of its lane: i32 = 16*q << 24 = q * 2^28 */
+  v128_t lo = wasm_i8x16_shuffle(z, codes, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  v128_t hi = wasm_i8x16_shuffle(z, codes, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  v128_t a = wasm_i16x8_shuffle(z, lo, 0, 8, 1, 9, 2, 10, 3, 11);
+  v128_t b = wasm_i16x8_shuffle(z, lo, 4, 12, 5, 13, 6, 14, 7, 15);
+  v128_t c = wasm_i16x8_shuffle(z, hi, 0, 8, 1, 9, 2, 10, 3, 11);
+  v128_t d = wasm_i16x8_shuffle(z, hi, 4, 12, 5, 13, 6, 14, 7, 15);
+  wasm_v128_store(p0, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(a), scale), bias));
+  wasm_v128_store(p1, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(b), scale), bias));
+  wasm_v128_store(p2, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(c), scale), bias));
+  wasm_v128_store(p3, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(d), scale), bias));
+}
+
+/* Place codes k..k+15 (row-major in a leaf of side 1 << lg) at their output rows. */
+static inline __attribute__((always_inline)) void place16(float *dst, u32 cols, u32 lg, u32 k, v128_t codes, v128_t scale,
+                                                           v128_t bias) {
+  if (lg >= 4) {
+    float *p = dst + (k >> lg) * cols + (k & ((1u << lg) - 1u));
+    emit16(p, p + 4, p + 8, p + 12, codes, scale, bias);
+  } else if (lg == 3) {
+    float *p = dst + (k >> 3) * cols;
+    emit16(p, p + 4, p + cols, p + cols + 4, codes, scale, bias);
+  } else {
+    float *p = dst + (k >> 2) * cols;
+    emit16(p, p + cols, p + 2 * cols, p + 3 * cols, codes, scale, bias);
+  }
+}
+
+/* Full (uncropped) FP4 leaf. Payloads are padded to 16 bytes, so whole-vector loads stay inside them. */
+static inline __attribute__((always_inline)) void leaf_fp4(const u8 *src, float *dst, u32 cols, u32 lg, v128_t scale,
+                                                            v128_t bias) {
+  const u32 area = 1u << (2 * lg);
+  const v128_t top = wasm_i8x16_splat((signed char)0xf0);
+  for (u32 k = 0; k < area; k += 32, src += 16) {
+    v128_t v = wasm_v128_load(src);
+    v128_t odd = wasm_v128_and(v, top);                        /* code 2i+1 = high nibble, already on top */
+    v128_t even = wasm_v128_and(wasm_i16x8_shl(v, 4), top);    /* code 2i = low nibble, moved to the top */
+    v128_t c0 = wasm_i8x16_shuffle(even, odd, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    place16(dst, cols, lg, k, c0, scale, bias);
+    if (area > 16) {
+      v128_t c1 = wasm_i8x16_shuffle(even, odd, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      place16(dst, cols, lg, k + 16, c1, scale, bias);
+    }
+  }
+}
+
+/* Full (uncropped) T158 leaf: 2-bit symbols 00 -> 0, 01 -> +1, 10 -> -1, 11 -> 0. */
+static inline __attribute__((always_inline)) void leaf_t158(const u8 *src, float *dst, u32 cols, u32 lg, v128_t scale,
+                                                             v128_t bias) {
+  const u32 area = 1u << (2 * lg);
+  /* a nibble holds two symbols; first_of[n] is 16*code of its low symbol, second_of[n] of its high one */
+  const v128_t first_of = wasm_i8x16_const(0, 16, -16, 0, 0, 16, -16, 0, 0, 16, -16, 0, 0, 16, -16, 0);
+  const v128_t second_of = wasm_i8x16_const(0, 0, 0, 0, 16, 16, 16, 16, -16, -16, -16, -16, 0, 0, 0, 0);
+  const v128_t low4 = wasm_i8x16_splat(0x0f);
+  for (u32 k = 0; k < area; k += 64, src += 16) {
+    v128_t v = wasm_v128_load(src);
+    v128_t lo = wasm_v128_and(v, low4);
+    v128_t hi = wasm_v128_and(wasm_u16x8_shr(v, 4), low4);
+    v128_t s0 = wasm_i8x16_swizzle(first_of, lo);
+    v128_t s1 = wasm_i8x16_swizzle(second_of, lo);
+    v128_t s2 = wasm_i8x16_swizzle(first_of, hi);
+    v128_t s3 = wasm_i8x16_swizzle(second_of, hi);
+    v128_t p01 = wasm_i8x16_shuffle(s0, s1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    v128_t p23 = wasm_i8x16_shuffle(s2, s3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    place16(dst, cols, lg, k, wasm_i16x8_shuffle(p01, p23, 0, 8, 1, 9, 2, 10, 3, 11), scale, bias);
+    if (area > 16) {
+      place16(dst, cols, lg, k + 16, wasm_i16x8_shuffle(p01, p23, 4, 12, 5, 13, 6, 14, 7, 15), scale, bias);
+      v128_t q01 = wasm_i8x16_shuffle(s0, s1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      v128_t q23 = wasm_i8x16_shuffle(s2, s3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      place16(dst, cols, lg, k + 32, wasm_i16x8_shuffle(q01, q23, 0, 8, 1, 9, 2, 10, 3, 11), scale, bias);
+      place16(dst, cols, lg, k + 48, wasm_i16x8_shuffle(q01, q23, 4, 12, 5, 13, 6, 14, 7, 15), scale, bias);
+    }
+  }
+}
+
+/* A leaf cut by the tensor edge: scalar, only the kept rows x cols. */
+static void leaf_cropped(const u8 *src, float *dst, u32 cols, u32 lg, u32 mode, u32 keep_rows, u32 keep_cols, float scale,
+                         float bias) {
+  for (u32 i = 0; i < keep_rows; i++) {
+    for (u32 j = 0; j < keep_cols; j++) {
+      u32 idx = (i << lg) + j;
+      int code;
+      if (mode) {
+        u32 sym = (src[idx >> 2] >> ((idx & 3u) * 2u)) & 3u;
+        code = sym == 1u ? 1 : sym == 2u ? -1 : 0;
+      } else {
+        code = (int)((src[idx >> 1] >> ((idx & 1u) * 4u)) & 15u);
+        code -= (code & 8) << 1;
+      }
+      dst[i * cols + j] = scale * (float)code + bias;
+    }
+  }
+}
+
+/*
+ * Expand `count` leaves. Output element (r, c) goes to out[(r - row_base) * cols + c], which lets
+ * the caller decode a band of macroblock rows into a small buffer.
+ */
+__attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *table, u32 count, float *out, u32 rows,
+                                                                   u32 cols, u32 tiles_x, u32 row_base) {
+  for (u32 n = 0; n < count; n++, table += 4) {
+    const u32 block = table[0], geometry = table[1], params = table[2];
+    const u8 *payload = (const u8 *)table[3];
+    const u32 by = block / tiles_x, bx = block - by * tiles_x;
+    u32 lg = (geometry >> 12) & 7u;
+    if (lg < 2u || lg > 6u) continue; /* the parser never emits these; never index with them */
+    const u32 size = 1u << lg, mode = (geometry >> 15) & 1u;
+    const u32 r0 = by * 64u + (geometry & 63u), c0 = bx * 64u + ((geometry >> 6) & 63u);
+    if (r0 >= rows || c0 >= cols) continue;
+    const float scale = half_to_float(params >> 16), bias = half_to_float(params & 0xffffu);
+    float *dst = out + ((r0 - row_base) * cols + c0);
+    const u32 keep_rows = rows - r0 < size ? rows - r0 : size;
+    const u32 keep_cols = cols - c0 < size ? cols - c0 : size;
+    if (keep_rows != size || keep_cols != size) {
+      leaf_cropped(payload, dst, cols, lg, mode, keep_rows, keep_cols, scale, bias);
+      continue;
+    }
+    const v128_t vscale = wasm_f32x4_splat(scale * 0x1p-28f);
+    const v128_t vbias = wasm_f32x4_splat(bias);
+    if (mode) {
+      switch (lg) {
+        case 2: leaf_t158(payload, dst, cols, 2, vscale, vbias); break;
+        case 3: leaf_t158(payload, dst, cols, 3, vscale, vbias); break;
+        case 4: leaf_t158(payload, dst, cols, 4, vscale, vbias); break;
+        case 5: leaf_t158(payload, dst, cols, 5, vscale, vbias); break;
+        default: leaf_t158(payload, dst, cols, 6, vscale, vbias); break;
+      }
+    } else {
+      switch (lg) {
+        case 2: leaf_fp4(payload, dst, cols, 2, vscale, vbias); break;
+        case 3: leaf_fp4(payload, dst, cols, 3, vscale, vbias); break;
+        case 4: leaf_fp4(payload, dst, cols, 4, vscale, vbias); break;
+        case 5: leaf_fp4(payload, dst, cols, 5, vscale, vbias); break;
+        default: leaf_fp4(payload, dst, cols, 6, vscale, vbias); break;
+      }
+    }
+  }
+}

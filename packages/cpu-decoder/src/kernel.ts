@@ -1,0 +1,109 @@
+/**
+ * WebAssembly kernel runtime (browser-safe: no node: imports, no file reads).
+ * Linear memory layout for one decode: [output | leaf table copy | payload bytes copy].
+ */
+import type { Container } from "@sgfp4/format";
+import { KERNEL_SHARED_WASM_BASE64, KERNEL_WASM_BASE64 } from "./wasm-bytes.generated.js";
+
+export const WASM_PAGE = 65536;
+/** wasm32 linear memory tops out at 65536 pages (4 GiB). */
+export const MAX_WASM_BYTES = 65536 * WASM_PAGE;
+
+export interface KernelExports {
+  decode_leaves(table: number, count: number, out: number, rows: number, cols: number, tilesX: number, rowBase: number): void;
+}
+
+function base64ToBytes(b64: string): Uint8Array<ArrayBuffer> {
+  const s = atob(b64);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+let plainModule: WebAssembly.Module | null | undefined;
+let sharedModule: WebAssembly.Module | null | undefined;
+
+function compile(b64: string): WebAssembly.Module | null {
+  try {
+    if (typeof WebAssembly !== "object") return null;
+    const bytes = base64ToBytes(b64);
+    if (!WebAssembly.validate(bytes)) return null; // no SIMD support: the JS path takes over
+    return new WebAssembly.Module(bytes);
+  } catch {
+    return null; // e.g. a browser that refuses synchronous compiles on its main thread
+  }
+}
+
+/** The kernel module, or null when this engine cannot run it (callers fall back to JS). */
+export function kernelModule(): WebAssembly.Module | null {
+  if (plainModule === undefined) plainModule = compile(KERNEL_WASM_BASE64);
+  return plainModule;
+}
+
+/** The same kernel importing a shared memory (worker_threads). */
+export function sharedKernelModule(): WebAssembly.Module | null {
+  if (sharedModule === undefined) sharedModule = compile(KERNEL_SHARED_WASM_BASE64);
+  return sharedModule;
+}
+
+/** Compile the kernel off the main thread's critical path (browsers limit synchronous compiles). */
+export async function preloadKernel(): Promise<boolean> {
+  if (plainModule) return true;
+  try {
+    const bytes = base64ToBytes(KERNEL_WASM_BASE64);
+    if (!WebAssembly.validate(bytes)) return false;
+    plainModule = await WebAssembly.compile(bytes);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function instantiate(module: WebAssembly.Module, memory: WebAssembly.Memory): KernelExports {
+  return new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as KernelExports;
+}
+
+export interface MemoryPlan {
+  /** where the output (or band) area starts and its size */
+  outAt: number;
+  outBytes: number;
+  tableAt: number;
+  payloadAt: number;
+  /** stream range [payloadStart, payloadEnd) copied to payloadAt */
+  payloadStart: number;
+  payloadEnd: number;
+  totalBytes: number;
+}
+
+const align16 = (n: number) => Math.ceil(n / 16) * 16;
+
+/** Size the memory for `outBytes` of output and the container's leaves and payloads. */
+export function planMemory(c: Container, outBytes: number): MemoryPlan {
+  const t = c.leafTable;
+  let payloadStart = Infinity;
+  let payloadEnd = 0;
+  for (let n = 0; n < c.leafCount; n++) {
+    const geometry = t[4 * n + 1]!;
+    const area = 1 << (2 * ((geometry >>> 12) & 7));
+    const used = (geometry >>> 15) & 1 ? area / 4 : area / 2;
+    const at = t[4 * n + 3]!;
+    payloadStart = Math.min(payloadStart, at);
+    payloadEnd = Math.max(payloadEnd, at + align16(used)); // the kernel loads whole 16-byte vectors
+  }
+  if (payloadStart > payloadEnd) payloadStart = payloadEnd;
+  const tableAt = align16(outBytes);
+  const payloadAt = tableAt + c.leafCount * 16;
+  const totalBytes = payloadAt + (payloadEnd - payloadStart);
+  return { outAt: 0, outBytes, tableAt, payloadAt, payloadStart, payloadEnd, totalBytes };
+}
+
+export const pagesFor = (bytes: number) => Math.max(1, Math.ceil(bytes / WASM_PAGE));
+
+/** Copy the leaf table (payload addresses rebased into linear memory) and the payload bytes. */
+export function fillInputs(buffer: ArrayBufferLike, c: Container, bytes: Uint8Array, plan: MemoryPlan): void {
+  const table = new Uint32Array(buffer, plan.tableAt, c.leafCount * 4);
+  table.set(c.leafTable);
+  const rebase = plan.payloadAt - plan.payloadStart;
+  for (let n = 3; n < table.length; n += 4) table[n] = table[n]! + rebase;
+  new Uint8Array(buffer, plan.payloadAt, plan.payloadEnd - plan.payloadStart).set(bytes.subarray(plan.payloadStart, plan.payloadEnd));
+}
