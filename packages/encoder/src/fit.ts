@@ -1,0 +1,232 @@
+/**
+ * Per-leaf candidate fitting and dual-mode selection (spec 22.7, plus a least-squares refit).
+ * Only +, -, *, /, sqrt, floor/round, abs and comparisons on doubles are used, in a fixed
+ * order, so the result is the same on every engine and machine.
+ */
+import { MODE_FP4, MODE_T158, halfToFloat, type Mode } from "@sgfp4/format";
+import { biasToHalfBits, scaleToHalfBits } from "./half.js";
+import { laplacianWeightedError } from "./laplacian.js";
+
+/**
+ * The 16 log-spaced scale multipliers over [0.5, 1.5]: 0.5 * 3^(k/15), k = 0..15, written as
+ * constants (Math.pow may differ in the last bit between engines).
+ */
+export const SCALE_MULTIPLIERS: readonly number[] = [
+  0.5, 0.5379948123626729, 0.5788768362582953, 0.6228654698077587, 0.6701967831128265, 0.7211247851537042, 0.7759227869576798,
+  0.8348848683544384, 0.898327456189562, 0.9665910224658814, 1.040041911525952, 1.1190743060814405, 1.204112342640346,
+  1.295612387684743, 1.394065486814416, 1.5,
+];
+
+export interface FitOptions {
+  /** v2 profile: the bias is stored under the 0xFFF0 mask */
+  v2: boolean;
+  /** prefer T158 when err_t158 <= (1 + delta) * err_fp4 */
+  delta: number;
+  /** reject T158 when any |w - w_hat| > outlierGuard * S */
+  outlierGuard: number;
+  /** least-squares refit of scale and bias after codes are assigned */
+  refit: boolean;
+  /** most refit rounds (each kept only if it lowers the squared error) */
+  maxRefitIterations: number;
+  /** error used to compare the modes */
+  selection: "laplacian" | "l2";
+}
+
+export const DEFAULT_FIT_OPTIONS: Readonly<Omit<FitOptions, "v2">> = {
+  delta: 0.1,
+  outlierGuard: 5,
+  refit: true,
+  maxRefitIterations: 4,
+  selection: "laplacian",
+};
+
+export interface Candidate {
+  mode: Mode;
+  scaleBits: number;
+  biasBits: number;
+  /** codes in row-major leaf order */
+  codes: Int8Array;
+  /** sum of squared error of the exact float32 decode */
+  sse: number;
+  /** largest |w - w_hat| */
+  maxAbsError: number;
+  /** Laplacian-weighted error (per weight) */
+  lwe: number;
+}
+
+export interface LeafFit {
+  fp4: Candidate;
+  t158: Candidate;
+  /** the outlier guard let T158 compete */
+  t158Allowed: boolean;
+  chosen: Candidate;
+  /** v1 ERROR_HINT: the Laplacian (pyramid) comparison decided the mode */
+  errorHint: boolean;
+}
+
+const errScratch = new Float64Array(4096);
+
+/** Exact decode error of codes with stored parameters; fills errScratch. */
+function measure(v: Float64Array, n: number, codes: Int8Array, scaleBits: number, biasBits: number): { sse: number; maxAbsError: number } {
+  const S = halfToFloat(scaleBits);
+  const B = halfToFloat(biasBits);
+  let sse = 0;
+  let maxAbs = 0;
+  for (let i = 0; i < n; i++) {
+    // S*q is exact and S*q + B fits a double exactly, so fround gives float32's single rounding
+    const e = v[i]! - Math.fround(S * codes[i]! + B);
+    errScratch[i] = e;
+    sse += e * e;
+    const a = e < 0 ? -e : e;
+    if (a > maxAbs) maxAbs = a;
+  }
+  return { sse, maxAbsError: maxAbs };
+}
+
+function candidate(v: Float64Array, n: number, mode: Mode, codes: Int8Array, scaleBits: number, biasBits: number): Candidate {
+  const { sse, maxAbsError } = measure(v, n, codes, scaleBits, biasBits);
+  return { mode, scaleBits, biasBits, codes, sse, maxAbsError, lwe: Number.NaN };
+}
+
+function mean(v: Float64Array, n: number): number {
+  let s = 0;
+  for (let i = 0; i < n; i++) s += v[i]!;
+  return s / n;
+}
+
+/** Nearest code for each weight given stored S and B: FP4 round + clip, T158 threshold S/2. */
+export function assignCodes(v: Float64Array, n: number, mode: Mode, S: number, B: number, out: Int8Array): void {
+  if (!(S > 0)) {
+    out.fill(0, 0, n);
+    return;
+  }
+  if (mode === MODE_FP4) {
+    const inv = 1 / S;
+    for (let i = 0; i < n; i++) {
+      let q = Math.round((v[i]! - B) * inv);
+      if (q > 7) q = 7;
+      else if (q < -8) q = -8;
+      out[i] = q;
+    }
+  } else {
+    const tau = S * 0.5;
+    for (let i = 0; i < n; i++) {
+      const c = v[i]! - B;
+      out[i] = c > tau ? 1 : c < -tau ? -1 : 0;
+    }
+  }
+}
+
+/** FP4_AFFINE per 22.7: bias = mean, S0 = absmax/7 of the centred values, 16-candidate search. */
+export function fitFp4Plain(v: Float64Array, n: number, v2: boolean): Candidate {
+  const biasBits = biasToHalfBits(mean(v, n), v2);
+  const B = halfToFloat(biasBits);
+  let absmax = 0;
+  for (let i = 0; i < n; i++) {
+    const a = Math.abs(v[i]! - B);
+    if (a > absmax) absmax = a;
+  }
+  const codes = new Int8Array(n);
+  let bestBits = 0;
+  if (absmax > 0) {
+    const s0 = absmax / 7;
+    let best = Infinity;
+    let prevBits = -1;
+    for (const m of SCALE_MULTIPLIERS) {
+      const bits = scaleToHalfBits(s0 * m);
+      if (bits === prevBits || bits === 0) continue;
+      prevBits = bits;
+      const S = halfToFloat(bits);
+      const inv = 1 / S;
+      let err = 0;
+      for (let i = 0; i < n && err <= best; i++) {
+        const c = v[i]! - B;
+        let q = Math.round(c * inv);
+        if (q > 7) q = 7;
+        else if (q < -8) q = -8;
+        const d = c - S * q;
+        err += d * d;
+      }
+      // strictly better only: the first of equal candidates wins, and an early exit cannot win
+      if (err < best) {
+        best = err;
+        bestBits = bits;
+      }
+    }
+    assignCodes(v, n, MODE_FP4, halfToFloat(bestBits), B, codes);
+  }
+  return candidate(v, n, MODE_FP4, codes, bestBits, biasBits);
+}
+
+/** T158_AFFINE per 22.7: bias = mean, S = mean absolute deviation, threshold S/2. */
+export function fitT158Plain(v: Float64Array, n: number, v2: boolean): Candidate {
+  const biasBits = biasToHalfBits(mean(v, n), v2);
+  const B = halfToFloat(biasBits);
+  let mad = 0;
+  for (let i = 0; i < n; i++) mad += Math.abs(v[i]! - B);
+  const scaleBits = scaleToHalfBits(mad / n);
+  const codes = new Int8Array(n);
+  assignCodes(v, n, MODE_T158, halfToFloat(scaleBits), B, codes);
+  return candidate(v, n, MODE_T158, codes, scaleBits, biasBits);
+}
+
+/**
+ * Least-squares refit: given the codes, the (S, B) minimising sum (w - S*q - B)^2, rounded to
+ * what will be stored; then the codes are reassigned for the stored values. Repeated while the
+ * exact squared error drops; the best seen is kept, so it never does worse than its input.
+ */
+export function refitCandidate(v: Float64Array, n: number, start: Candidate, v2: boolean, maxIterations: number): Candidate {
+  let cur = start;
+  for (let it = 0; it < maxIterations; it++) {
+    const q = cur.codes;
+    let sq = 0;
+    let sqq = 0;
+    let sv = 0;
+    let sqv = 0;
+    for (let i = 0; i < n; i++) {
+      const c = q[i]!;
+      const w = v[i]!;
+      sq += c;
+      sqq += c * c;
+      sv += w;
+      sqv += c * w;
+    }
+    const den = n * sqq - sq * sq;
+    if (!(den > 0)) break; // all codes equal: the scale is not identifiable
+    const S = (n * sqv - sq * sv) / den;
+    if (!(S > 0)) break; // encoders never write a negative scale
+    const scaleBits = scaleToHalfBits(S);
+    const biasBits = biasToHalfBits((sv - halfToFloat(scaleBits) * sq) / n, v2);
+    if (scaleBits === cur.scaleBits && biasBits === cur.biasBits) break;
+    const codes = new Int8Array(n);
+    assignCodes(v, n, cur.mode, halfToFloat(scaleBits), halfToFloat(biasBits), codes);
+    const next = candidate(v, n, cur.mode, codes, scaleBits, biasBits);
+    if (!(next.sse < cur.sse)) break;
+    cur = next;
+  }
+  return cur;
+}
+
+function withLwe(v: Float64Array, n: number, size: number, c: Candidate): Candidate {
+  measure(v, n, c.codes, c.scaleBits, c.biasBits);
+  c.lwe = laplacianWeightedError(errScratch, size);
+  return c;
+}
+
+/** Both candidates of one leaf (values row-major, size x size) and the 22.7 selection. */
+export function fitLeaf(v: Float64Array, size: number, o: FitOptions): LeafFit {
+  const n = size * size;
+  let fp4 = fitFp4Plain(v, n, o.v2);
+  let t158 = fitT158Plain(v, n, o.v2);
+  if (o.refit) {
+    fp4 = refitCandidate(v, n, fp4, o.v2, o.maxRefitIterations);
+    t158 = refitCandidate(v, n, t158, o.v2, o.maxRefitIterations);
+  }
+  withLwe(v, n, size, fp4);
+  withLwe(v, n, size, t158);
+  const t158Allowed = t158.maxAbsError <= o.outlierGuard * halfToFloat(t158.scaleBits);
+  const errF = o.selection === "l2" ? fp4.sse / n : fp4.lwe;
+  const errT = o.selection === "l2" ? t158.sse / n : t158.lwe;
+  const chosen = t158Allowed && errT <= (1 + o.delta) * errF ? t158 : fp4;
+  return { fp4, t158, t158Allowed, chosen, errorHint: o.selection === "laplacian" && t158Allowed };
+}

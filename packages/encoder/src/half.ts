@@ -1,0 +1,65 @@
+/**
+ * Correct rounding of a double to the FP16 values the container will store, using only exact
+ * operations (multiplication by powers of two, floor, comparison), so every engine agrees.
+ * `floatToHalf` from @sgfp4/format rounds through float32 first; rounding twice can differ from
+ * rounding once at ties, so the encoder rounds the double directly.
+ */
+import { HALF_MAX } from "@sgfp4/format";
+
+/** 2^k for k in [-30, 30], built by exact doubling/halving. */
+const POW2 = new Float64Array(61);
+POW2[30] = 1;
+for (let k = 1; k <= 30; k++) {
+  POW2[30 + k] = POW2[29 + k]! * 2;
+  POW2[30 - k] = POW2[31 - k]! / 2;
+}
+const pow2 = (k: number): number => POW2[30 + k]!;
+
+/** Round to the nearest integer, ties to even (exact for |f| < 2^52). */
+function roundHalfEven(f: number): number {
+  const fl = Math.floor(f);
+  const d = f - fl;
+  if (d > 0.5) return fl + 1;
+  if (d < 0.5) return fl;
+  return fl % 2 === 0 ? fl : fl + 1;
+}
+
+/** Largest finite FP16 pattern whose low 4 bits are zero (v2 bias mask 0xFFF0): 65024. */
+export const MASKED_HALF_MAX_BITS = 0x7bf0;
+
+/**
+ * Nearest FP16 bit pattern to `x` whose mantissa is a multiple of `quantum` (1: any half;
+ * 16: the v2 bias, low 4 bits zero), ties to even (in units of the quantum). |x| is clipped to
+ * 65504 first; a result that would round to Inf becomes the largest finite allowed value.
+ * NaN gives +0.
+ */
+export function nearestHalfBits(x: number, quantum: 1 | 16 = 1): number {
+  if (x !== x) return 0;
+  const sign = x < 0 || Object.is(x, -0) ? 0x8000 : 0;
+  let a = Math.abs(x);
+  if (a > HALF_MAX) a = HALF_MAX;
+  let bits: number;
+  if (a < pow2(-14)) {
+    // subnormal range: value = mant * 2^-24
+    bits = roundHalfEven((a * pow2(24)) / quantum) * quantum; // may carry to 0x400 (smallest normal): correct
+  } else {
+    let e = -14;
+    while (e < 15 && a >= pow2(e + 1)) e++;
+    const f = a * pow2(10 - e); // in [1024, 2048)
+    const r = roundHalfEven(f / quantum) * quantum; // up to 2048: the carry moves into the exponent
+    bits = ((e + 15) << 10) + (r - 1024);
+  }
+  const maxBits = quantum === 16 ? MASKED_HALF_MAX_BITS : 0x7bff;
+  if (bits > maxBits) bits = maxBits;
+  return sign | bits;
+}
+
+/** Scale: non-negative, nearest FP16. */
+export function scaleToHalfBits(s: number): number {
+  return s > 0 ? nearestHalfBits(s, 1) : 0;
+}
+
+/** Bias: nearest FP16 (v1) or nearest FP16 with the low 4 bits zero (v2). */
+export function biasToHalfBits(b: number, v2: boolean): number {
+  return nearestHalfBits(b, v2 ? 16 : 1);
+}

@@ -1,0 +1,259 @@
+/**
+ * v2 quadtree decisions for one 64x64 macroblock: the 22.7 threshold policy (with relative or
+ * absolute thresholds and hysteresis) and a rate-distortion policy used by rate control.
+ */
+import { LAYOUT, MACROBLOCK, MODE_FP4, MODE_T158, align16, payloadBytes, type Layout, type Mode, type QuadTree } from "@sgfp4/format";
+import { fitLeaf, type Candidate, type FitOptions, type LeafFit } from "./fit.js";
+
+/** Leaf sizes from the root (level 0) to the floor (level 4). */
+export const LEVEL_SIZES = [64, 32, 16, 8, 4] as const;
+/** First node id of each level; node ids are level offset + raster index in that level. */
+const LEVEL_OFFSET = [0, 1, 5, 21, 85];
+export const NODES_PER_BLOCK = 341;
+const LEVEL_OF: Readonly<Record<number, number>> = { 64: 0, 32: 1, 16: 2, 8: 3, 4: 4 };
+const levelOf = (size: number): number => LEVEL_OF[size]!;
+export function nodeId(y: number, x: number, size: number): number {
+  const per = MACROBLOCK / size;
+  return LEVEL_OFFSET[levelOf(size)]! + (y / size) * per + x / size;
+}
+
+export type ThresholdSizes = Readonly<Record<64 | 32 | 16 | 8, number>>;
+
+/**
+ * Default relative thresholds: a leaf is good enough when its Laplacian-weighted error is at
+ * most this fraction of its reference signal power (see QuadtreeOptions.powerFloor). Larger
+ * at small sizes because a split costs more header and padding bits there.
+ */
+export const DEFAULT_RELATIVE_THRESHOLDS: ThresholdSizes = { 64: 0.012, 32: 0.016, 16: 0.024, 8: 0.032 };
+/** The public reference's absolute MSE limits (0.01 at 64 down to 0.0005 at 4; 4x4 never splits). */
+export const REFERENCE_ABSOLUTE_THRESHOLDS: ThresholdSizes = { 64: 0.01, 32: 0.005, 16: 0.0025, 8: 0.001 };
+
+export interface QuadtreeOptions {
+  thresholdMode: "relative" | "absolute";
+  /** per-size thresholds; defaults depend on thresholdMode */
+  thresholds?: ThresholdSizes;
+  /** every threshold is multiplied by this (a per-tensor knob) */
+  thresholdScale: number;
+  /** relative mode: reference power = max(mean(w^2) of the leaf, powerFloor * mean(w^2) of the tensor) */
+  powerFloor: number;
+  /** accept a leaf whose error is within this fraction above its threshold */
+  borderline: number;
+  /** keep a split only when it lowers the error by at least this fraction */
+  splitGain: number;
+}
+
+export const DEFAULT_QUADTREE_OPTIONS: Readonly<QuadtreeOptions> = {
+  thresholdMode: "relative",
+  thresholdScale: 1,
+  powerFloor: 0.05,
+  borderline: 0.1,
+  splitGain: 0.2,
+};
+
+export interface LeafOut {
+  y: number;
+  x: number;
+  size: number;
+  mode: Mode;
+  scaleBits: number;
+  biasBits: number;
+  errorHint: boolean;
+  codes: Int8Array;
+  sse: number;
+  lwe: number;
+}
+
+export interface BlockOut {
+  layout: Layout | -1;
+  tree?: QuadTree;
+  leaves: LeafOut[];
+}
+
+/** Fits the leaves of one padded macroblock on demand, each node once. */
+export class MacroblockFitter {
+  private readonly cache = new Map<number, LeafFit & { power: number }>();
+  private readonly scratch = new Float64Array(4096);
+  constructor(
+    readonly block: Float64Array,
+    readonly fit: FitOptions,
+  ) {}
+
+  at(y: number, x: number, size: number): LeafFit & { power: number } {
+    const id = nodeId(y, x, size);
+    const hit = this.cache.get(id);
+    if (hit) return hit;
+    const v = size === MACROBLOCK ? this.block : this.scratch;
+    let power = 0;
+    for (let i = 0; i < size; i++) {
+      const row = (y + i) * MACROBLOCK + x;
+      for (let j = 0; j < size; j++) {
+        const w = this.block[row + j]!;
+        if (v !== this.block) v[i * size + j] = w;
+        power += w * w;
+      }
+    }
+    const f = { ...fitLeaf(v, size, this.fit), power: power / (size * size) };
+    this.cache.set(id, f);
+    return f;
+  }
+}
+
+interface Node {
+  y: number;
+  x: number;
+  size: number;
+  /** per-weight error of this subtree (leaf: its LWE; split: mean of the children's) */
+  err: number;
+  leaf?: Candidate & { errorHint: boolean };
+  kids?: [Node, Node, Node, Node];
+}
+
+export function thresholdsFor(q: QuadtreeOptions): ThresholdSizes {
+  return q.thresholds ?? (q.thresholdMode === "absolute" ? REFERENCE_ABSOLUTE_THRESHOLDS : DEFAULT_RELATIVE_THRESHOLDS);
+}
+
+/** The 22.7 policy: largest first; split when over threshold; hysteresis both ways. */
+export function decideByThreshold(f: MacroblockFitter, q: QuadtreeOptions, tensorPower: number): Node {
+  const thr = thresholdsFor(q);
+  const visit = (y: number, x: number, size: number): Node => {
+    const fit = f.at(y, x, size);
+    const err = fit.chosen.lwe;
+    const self: Node = { y, x, size, err, leaf: { ...fit.chosen, errorHint: fit.errorHint } };
+    if (size === 4) return self;
+    let limit = thr[size as 64 | 32 | 16 | 8] * q.thresholdScale;
+    if (q.thresholdMode === "relative") limit *= Math.max(fit.power, q.powerFloor * tensorPower);
+    if (err <= limit * (1 + q.borderline)) return self;
+    const h = size / 2;
+    const kids: [Node, Node, Node, Node] = [visit(y, x, h), visit(y, x + h, h), visit(y + h, x, h), visit(y + h, x + h, h)];
+    const kidErr = (kids[0].err + kids[1].err + kids[2].err + kids[3].err) * 0.25;
+    if (kidErr <= (1 - q.splitGain) * err) return { y, x, size, err: kidErr, kids };
+    return self;
+  };
+  return visit(0, 0, MACROBLOCK);
+}
+
+/** Bits one leaf costs in a v2 record: its header word and its 16-byte padded payload. */
+export function leafBits(size: number, mode: Mode): number {
+  return 32 + 8 * align16(payloadBytes(size, mode));
+}
+
+/**
+ * Per-node statistics for rate control: for node id k, [3k] = FP4 LWE, [3k+1] = T158 LWE,
+ * [3k+2] = 1 when the outlier guard allows T158. Errors are divided by `normalizer`.
+ */
+export function macroblockStats(f: MacroblockFitter, normalizer: number, out: Float64Array, at: number): void {
+  for (let level = 0; level < 5; level++) {
+    const size = LEVEL_SIZES[level]!;
+    for (let y = 0; y < MACROBLOCK; y += size) {
+      for (let x = 0; x < MACROBLOCK; x += size) {
+        const fit = f.at(y, x, size);
+        const k = at + 3 * nodeId(y, x, size);
+        out[k] = fit.fp4.lwe / normalizer;
+        out[k + 1] = fit.t158.lwe / normalizer;
+        out[k + 2] = fit.t158Allowed ? 1 : 0;
+      }
+    }
+  }
+}
+
+export interface RdChoice {
+  /** chosen leaves as (node id, mode) pairs, pre-order */
+  leaves: { y: number; x: number; size: number; mode: Mode }[];
+  /** exact record bytes */
+  recordBytes: number;
+  /** sum over leaves of LWE * area (normalized units) */
+  distortion: number;
+}
+
+/**
+ * Rate-distortion choice: minimise distortion + lambda * bits over trees and modes, with
+ * distortion = LWE * area. Ties keep the larger leaf and FP4 (deterministic).
+ */
+export function decideRd(stats: Float64Array, at: number, lambda: number): RdChoice {
+  const leaves: RdChoice["leaves"] = [];
+  const visit = (y: number, x: number, size: number): { cost: number; dist: number; from: number; to: number } => {
+    const k = at + 3 * nodeId(y, x, size);
+    const area = size * size;
+    const dF = stats[k]! * area;
+    let best = dF + lambda * leafBits(size, MODE_FP4);
+    let mode: Mode = MODE_FP4;
+    let dist = dF;
+    if (stats[k + 2]) {
+      const dT = stats[k + 1]! * area;
+      const cT = dT + lambda * leafBits(size, MODE_T158);
+      if (cT < best) {
+        best = cT;
+        mode = MODE_T158;
+        dist = dT;
+      }
+    }
+    const from = leaves.length;
+    if (size > 4) {
+      const h = size / 2;
+      const a = visit(y, x, h);
+      const b = visit(y, x + h, h);
+      const c = visit(y + h, x, h);
+      const d = visit(y + h, x + h, h);
+      const split = a.cost + b.cost + c.cost + d.cost;
+      if (split < best) return { cost: split, dist: a.dist + b.dist + c.dist + d.dist, from, to: leaves.length };
+      leaves.length = from; // drop the children's choices
+    }
+    leaves.push({ y, x, size, mode });
+    return { cost: best, dist, from, to: leaves.length };
+  };
+  const r = visit(0, 0, MACROBLOCK);
+  return { leaves, recordBytes: recordBytesOf(leaves), distortion: r.dist };
+}
+
+export function recordBytesOf(leaves: readonly { size: number; mode: Mode }[]): number {
+  const uniform = leaves.every((l) => l.size === leaves[0]!.size);
+  let bytes = align16((uniform ? 4 : 16) + 4 * leaves.length);
+  for (const l of leaves) bytes += align16(payloadBytes(l.size, l.mode));
+  return bytes;
+}
+
+const UNIFORM_LAYOUT: Record<number, Layout> = { 64: LAYOUT.UNIFORM_64, 32: LAYOUT.UNIFORM_32, 16: LAYOUT.UNIFORM_16, 8: LAYOUT.UNIFORM_8, 4: LAYOUT.FULL_4x4 };
+
+/** Record description from leaves given in pre-order DFS (geometry y, x, size). */
+export function blockFromLeaves(leaves: LeafOut[]): BlockOut {
+  const size0 = leaves[0]!.size;
+  if (leaves.every((l) => l.size === size0)) {
+    // uniform layouts store leaves in raster order of the tile grid
+    const raster = [...leaves].sort((a, b) => a.y - b.y || a.x - b.x);
+    return { layout: UNIFORM_LAYOUT[size0]!, leaves: raster };
+  }
+  let i = 0;
+  const build = (y: number, x: number, size: number): QuadTree => {
+    const l = leaves[i];
+    if (l && l.y === y && l.x === x && l.size === size) {
+      i++;
+      return "leaf";
+    }
+    const h = size / 2;
+    return [build(y, x, h), build(y, x + h, h), build(y + h, x, h), build(y + h, x + h, h)];
+  };
+  const tree = build(0, 0, MACROBLOCK);
+  return { layout: LAYOUT.MIXED, tree, leaves };
+}
+
+export function leavesOfNode(root: Node): LeafOut[] {
+  const out: LeafOut[] = [];
+  const walk = (n: Node): void => {
+    if (n.kids) n.kids.forEach(walk);
+    else {
+      const c = n.leaf!;
+      out.push({ y: n.y, x: n.x, size: n.size, mode: c.mode, scaleBits: c.scaleBits, biasBits: c.biasBits, errorHint: c.errorHint, codes: c.codes, sse: c.sse, lwe: c.lwe });
+    }
+  };
+  walk(root);
+  return out;
+}
+
+/** Final leaves of an RD choice: the fitted candidate of the chosen mode. */
+export function leavesOfRd(f: MacroblockFitter, choice: RdChoice): LeafOut[] {
+  return choice.leaves.map(({ y, x, size, mode }) => {
+    const fit = f.at(y, x, size);
+    const c = mode === MODE_T158 ? fit.t158 : fit.fp4;
+    return { y, x, size, mode, scaleBits: c.scaleBits, biasBits: c.biasBits, errorHint: false, codes: c.codes, sse: c.sse, lwe: c.lwe };
+  });
+}

@@ -1,0 +1,248 @@
+/** Encode one 2-D float32 tensor to a v1 or v2 container, with statistics and its exact decode. */
+import { LAYOUT_NAMES, MACROBLOCK, Sgfp4Error, align16, halfToFloat, writeV1, writeV2, type Shape } from "@sgfp4/format";
+import type { BlockJob } from "./blocks.js";
+import { tilesOf } from "./blocks.js";
+import { DEFAULT_FIT_OPTIONS, type FitOptions } from "./fit.js";
+import { runChunks, type WorkerPool } from "./parallel.js";
+import { DEFAULT_QUADTREE_OPTIONS, NODES_PER_BLOCK, decideRd, type BlockOut, type QuadtreeOptions } from "./quadtree.js";
+
+export interface EncodeOptions {
+  profile?: "v1" | "v2";
+  fit?: Partial<Omit<FitOptions, "v2">>;
+  quadtree?: Partial<QuadtreeOptions>;
+  /** v2 rate control: target bits per weight (container bytes * 8 / weights) */
+  bpw?: number;
+  /** worker pool (node:worker_threads); without one the work runs on this thread */
+  pool?: WorkerPool;
+  /** called with (done, total) macroblock rows */
+  onProgress?: (done: number, total: number) => void;
+}
+
+export interface TensorStats {
+  profile: "v1" | "v2";
+  weights: number;
+  bytes: number;
+  bitsPerWeight: number;
+  /** 10*log10(sum w^2 / sum (w - w_hat)^2) over the real (cropped) weights */
+  snrDb: number;
+  mse: number;
+  /** area-weighted mean of the leaves' Laplacian-weighted errors (padded grid) */
+  lwe: number;
+  /** weights per mode: [FP4, T158] (padded grid) */
+  modeWeights: [number, number];
+  /** records per layout name (v2) */
+  layouts: Record<string, number>;
+  /** leaves per size */
+  leafSizes: Record<string, number>;
+  /** rate control's lambda, when used */
+  lambda?: number;
+}
+
+export interface EncodedTensor {
+  bytes: Uint8Array;
+  /** the exact decode (float32, cropped to shape) */
+  decoded: Float32Array;
+  stats: TensorStats;
+}
+
+export function resolveFit(profile: "v1" | "v2", fit: EncodeOptions["fit"] = {}): FitOptions {
+  const o = { ...DEFAULT_FIT_OPTIONS, ...fit, v2: profile === "v2" };
+  if (!(o.delta >= 0)) throw new Sgfp4Error("INVALID_ARGUMENT", `delta must be >= 0, got ${o.delta}`);
+  if (!(o.outlierGuard > 0)) throw new Sgfp4Error("INVALID_ARGUMENT", `outlierGuard must be > 0`);
+  return o;
+}
+
+export function resolveQuadtree(q: EncodeOptions["quadtree"] = {}): QuadtreeOptions {
+  const o = { ...DEFAULT_QUADTREE_OPTIONS, ...q };
+  if (!(o.thresholdScale > 0)) throw new Sgfp4Error("INVALID_ARGUMENT", `thresholdScale must be > 0`);
+  return o;
+}
+
+function checkTensor(data: Float32Array, shape: Shape): void {
+  const [rows, cols] = shape;
+  if (!Number.isSafeInteger(rows) || !Number.isSafeInteger(cols) || rows < 1 || cols < 1) throw new Sgfp4Error("INVALID_ARGUMENT", `shape must be [O, I] with integers >= 1, got [${rows}, ${cols}]`);
+  if (data.length !== rows * cols) throw new Sgfp4Error("INVALID_ARGUMENT", `tensor has ${data.length} values, shape [${rows}, ${cols}] needs ${rows * cols}`);
+  for (let i = 0; i < data.length; i++) {
+    const v = data[i]!;
+    if (v !== v || v === Infinity || v === -Infinity) throw new Sgfp4Error("INVALID_ARGUMENT", `tensor value ${i} is ${v}; only finite weights can be encoded`);
+  }
+}
+
+export function tensorPower(data: Float32Array): number {
+  let s = 0;
+  for (let i = 0; i < data.length; i++) s += data[i]! * data[i]!;
+  return s / data.length;
+}
+
+/** Jobs of a few macroblock rows each (more chunks than threads, for balance). */
+export function makeJobs(data: Float32Array, shape: Shape, base: Omit<BlockJob, "data" | "tileRowStart" | "tileRowEnd" | "shape">, chunks: number): BlockJob[] {
+  const { tilesY } = tilesOf(shape);
+  const n = Math.max(1, Math.min(tilesY, chunks));
+  const jobs: BlockJob[] = [];
+  for (let c = 0; c < n; c++) {
+    const t0 = Math.floor((c * tilesY) / n);
+    const t1 = Math.floor(((c + 1) * tilesY) / n);
+    if (t1 <= t0) continue;
+    const r0 = t0 * MACROBLOCK;
+    const r1 = Math.min(t1 * MACROBLOCK, shape[0]);
+    jobs.push({ ...base, shape, tileRowStart: t0, tileRowEnd: t1, data: data.slice(r0 * shape[1], r1 * shape[1]) });
+  }
+  return jobs;
+}
+
+/** Per-tensor analysis for rate control: per-node errors of every block. */
+export interface TensorAnalysis {
+  shape: Shape;
+  blockCount: number;
+  stats: Float64Array;
+}
+
+export async function analyzeTensor(data: Float32Array, shape: Shape, opts: EncodeOptions = {}): Promise<TensorAnalysis> {
+  checkTensor(data, shape);
+  const fit = resolveFit("v2", opts.fit);
+  const chunks = opts.pool ? opts.pool.threads * 4 : 1;
+  const jobs = makeJobs(data, shape, { profile: "v2", fit, quadtree: resolveQuadtree(opts.quadtree), tensorPower: tensorPower(data) }, chunks);
+  const parts = await runChunks("stats", jobs, opts.pool);
+  const { tilesY, tilesX } = tilesOf(shape);
+  const stats = new Float64Array(tilesY * tilesX * 3 * NODES_PER_BLOCK);
+  let at = 0;
+  for (const p of parts) {
+    stats.set(p, at);
+    at += p.length;
+  }
+  return { shape, blockCount: tilesY * tilesX, stats };
+}
+
+/** Exact v2 container bytes of every analysed tensor at lambda. */
+export function bytesAtLambda(analyses: readonly TensorAnalysis[], lambda: number): number {
+  let total = 0;
+  for (const a of analyses) {
+    total += align16(16 + 4 * a.blockCount);
+    for (let b = 0; b < a.blockCount; b++) total += decideRd(a.stats, b * 3 * NODES_PER_BLOCK, lambda).recordBytes;
+  }
+  return total;
+}
+
+export const LAMBDA_MIN = 1e-12;
+export const LAMBDA_MAX = 1e4;
+
+/**
+ * Smallest lambda (best quality) whose total bits stay within the target, by bisection on
+ * log(lambda) with geometric midpoints sqrt(lo*hi) (exact operations only). If even the
+ * largest lambda overshoots, that one is returned (the container cannot get smaller).
+ */
+export function searchLambda(analyses: readonly TensorAnalysis[], targetBits: number): number {
+  let lo = LAMBDA_MIN;
+  let hi = LAMBDA_MAX;
+  if (bytesAtLambda(analyses, lo) * 8 <= targetBits) return lo;
+  for (let it = 0; it < 48; it++) {
+    const mid = Math.sqrt(lo * hi);
+    if (bytesAtLambda(analyses, mid) * 8 <= targetBits) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+
+export async function encodeTensor(data: Float32Array, shape: Shape, opts: EncodeOptions = {}): Promise<EncodedTensor> {
+  const profile = opts.profile ?? "v2";
+  if (profile !== "v1" && profile !== "v2") throw new Sgfp4Error("INVALID_ARGUMENT", `profile must be v1 or v2, got ${String(profile)}`);
+  let lambda: number | undefined;
+  let analysis: TensorAnalysis | undefined;
+  if (opts.bpw !== undefined) {
+    if (profile !== "v2") throw new Sgfp4Error("INVALID_ARGUMENT", "rate control (bpw) needs the v2 profile; v1 is always 4.02 bits per weight");
+    if (!(opts.bpw > 0)) throw new Sgfp4Error("INVALID_ARGUMENT", `bpw must be > 0, got ${opts.bpw}`);
+    analysis = await analyzeTensor(data, shape, opts);
+    lambda = searchLambda([analysis], opts.bpw * shape[0] * shape[1]);
+  }
+  return encodeTensorWith(data, shape, opts, lambda, analysis);
+}
+
+/** Encode with a known rate-control lambda and analysis (model-level rate control), or the threshold policy. */
+export async function encodeTensorWith(data: Float32Array, shape: Shape, opts: EncodeOptions, lambda?: number, analysis?: TensorAnalysis): Promise<EncodedTensor> {
+  const profile = opts.profile ?? "v2";
+  checkTensor(data, shape);
+  const fit = resolveFit(profile, opts.fit);
+  const quadtree = resolveQuadtree(opts.quadtree);
+  const chunks = opts.pool ? opts.pool.threads * 4 : Math.ceil(shape[0] / MACROBLOCK);
+  const jobs = makeJobs(data, shape, { profile, fit, quadtree, tensorPower: tensorPower(data) }, chunks);
+  const { tilesX } = tilesOf(shape);
+  if (lambda !== undefined && analysis) {
+    for (const j of jobs) {
+      const per = 3 * NODES_PER_BLOCK;
+      j.rd = { lambda, stats: analysis.stats.slice(j.tileRowStart * tilesX * per, j.tileRowEnd * tilesX * per) };
+    }
+  }
+  const parts = await runChunks("encode", jobs, opts.pool, (done) => opts.onProgress?.(done, jobs.length));
+  const blocks = parts.flat();
+  const bytes =
+    profile === "v1"
+      ? writeV1({ shape, blocks: blocks.map((b) => { const l = b.leaves[0]!; return { mode: l.mode, scaleBits: l.scaleBits, biasBits: l.biasBits, errorHint: l.errorHint, codes: l.codes }; }) })
+      : writeV2({ shape, records: blocks.map((b) => ({ layout: b.layout as 0, ...(b.tree ? { tree: b.tree } : {}), leaves: b.leaves.map((l) => ({ mode: l.mode, scaleBits: l.scaleBits, biasBits: l.biasBits, codes: l.codes })) })) });
+  const decoded = reconstruct(blocks, shape, tilesX);
+  return { bytes, decoded, stats: { ...measureStats(data, decoded, blocks, bytes.length, profile), ...(lambda !== undefined ? { lambda } : {}) } };
+}
+
+/** The exact decode of the encoder's own leaves (DECISIONS.md section 2 arithmetic). */
+export function reconstruct(blocks: readonly BlockOut[], shape: Shape, tilesX: number): Float32Array {
+  const [rows, cols] = shape;
+  const out = new Float32Array(rows * cols);
+  blocks.forEach((blk, b) => {
+    const by = Math.floor(b / tilesX);
+    const bx = b % tilesX;
+    for (const l of blk.leaves) {
+      const S = halfToFloat(l.scaleBits);
+      const B = halfToFloat(l.biasBits);
+      for (let i = 0; i < l.size; i++) {
+        const r = by * MACROBLOCK + l.y + i;
+        if (r >= rows) break;
+        for (let j = 0; j < l.size; j++) {
+          const c = bx * MACROBLOCK + l.x + j;
+          if (c >= cols) break;
+          out[r * cols + c] = S * l.codes[i * l.size + j]! + B; // the store rounds to float32 once
+        }
+      }
+    }
+  });
+  return out;
+}
+
+function measureStats(data: Float32Array, decoded: Float32Array, blocks: readonly BlockOut[], bytes: number, profile: "v1" | "v2"): TensorStats {
+  let sig = 0;
+  let err = 0;
+  for (let i = 0; i < data.length; i++) {
+    const w = data[i]!;
+    const d = w - decoded[i]!;
+    sig += w * w;
+    err += d * d;
+  }
+  const modeWeights: [number, number] = [0, 0];
+  const layouts: Record<string, number> = {};
+  const leafSizes: Record<string, number> = {};
+  let lweSum = 0;
+  let area = 0;
+  for (const b of blocks) {
+    if (b.layout >= 0) {
+      const name = LAYOUT_NAMES[b.layout as 0]!;
+      layouts[name] = (layouts[name] ?? 0) + 1;
+    }
+    for (const l of b.leaves) {
+      const a = l.size * l.size;
+      modeWeights[l.mode] += a;
+      leafSizes[String(l.size)] = (leafSizes[String(l.size)] ?? 0) + 1;
+      lweSum += l.lwe * a;
+      area += a;
+    }
+  }
+  return {
+    profile,
+    weights: data.length,
+    bytes,
+    bitsPerWeight: (bytes * 8) / data.length,
+    snrDb: err === 0 ? Infinity : sig === 0 ? -Infinity : 10 * Math.log10(sig / err),
+    mse: err / data.length,
+    lwe: lweSum / area,
+    modeWeights,
+    layouts,
+    leafSizes,
+  };
+}
