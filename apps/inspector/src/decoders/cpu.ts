@@ -1,0 +1,53 @@
+/** CPU decoder backend: one module worker, requests matched by id. */
+import type { DecodeReply, DecodeRequest } from "./cpu-worker";
+import { CPU_DECODER_LABEL } from "./cpu-impl";
+import { DecodeFailure, type Availability, type DecodeOptions, type DecoderBackend } from "./types";
+
+export class CpuWorkerBackend implements DecoderBackend {
+  readonly name = "CPU";
+  private worker: Worker | undefined;
+  private nextId = 1;
+  private pending = new Map<number, { resolve: (f: Float32Array) => void; reject: (e: DecodeFailure) => void }>();
+
+  async available(): Promise<Availability> {
+    return typeof Worker === "function" ? { ok: true, detail: `${CPU_DECODER_LABEL}, in a Web Worker` } : { ok: false, reason: "this browser has no Web Workers" };
+  }
+
+  private ensureWorker(): Worker {
+    if (this.worker) return this.worker;
+    const w = new Worker(new URL("./cpu-worker.ts", import.meta.url), { type: "module", name: "sgfp4-cpu-decode" });
+    w.onmessage = (ev: MessageEvent<DecodeReply>) => {
+      const r = ev.data;
+      const p = this.pending.get(r.id);
+      if (!p) return;
+      this.pending.delete(r.id);
+      if (r.ok) p.resolve(r.out);
+      else p.reject(new DecodeFailure(r.code, r.message));
+    };
+    w.onerror = (ev) => {
+      // A worker that dies takes every pending request with it.
+      for (const p of this.pending.values()) p.reject(new DecodeFailure("BACKEND_FAILURE", `CPU worker failed: ${ev.message}`));
+      this.pending.clear();
+      this.worker?.terminate();
+      this.worker = undefined;
+    };
+    this.worker = w;
+    return w;
+  }
+
+  decode(bytes: Uint8Array, opts: DecodeOptions): Promise<Float32Array> {
+    const w = this.ensureWorker();
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      // A copy goes to the worker so the page keeps its bytes.
+      const req: DecodeRequest = { id, bytes: bytes.slice(), profile: opts.profile, shape: [opts.shape[0], opts.shape[1]] };
+      w.postMessage(req, [req.bytes.buffer]);
+    });
+  }
+
+  close(): void {
+    this.worker?.terminate();
+    this.worker = undefined;
+  }
+}
