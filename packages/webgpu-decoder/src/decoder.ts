@@ -20,6 +20,12 @@ export interface WebGpuDecoderOptions {
    * exercise the chunked path.
    */
   maxChunkBytes?: number;
+  /**
+   * Largest container (and leaf table) bound whole, in bytes. Default: the device's storage
+   * binding limit. Above it every output window gets its own compact copy of its leaves'
+   * payloads. Tests set it tiny to exercise that path.
+   */
+  maxInputBytes?: number;
 }
 
 // The numeric usage flags are fixed by the WebGPU spec; using them directly avoids needing the
@@ -71,6 +77,7 @@ const align = (n: number, a: number) => Math.ceil(n / a) * a;
 export class WebGpuDecoder {
   readonly device: GPUDevice;
   private readonly maxChunkBytes: number;
+  private readonly maxInputBytes: number;
   private readonly pipelines = new Map<boolean, GPUComputePipeline>();
 
   constructor(device: GPUDevice, options: WebGpuDecoderOptions = {}) {
@@ -78,6 +85,7 @@ export class WebGpuDecoder {
     const deviceMax = Math.floor(device.limits.maxStorageBufferBindingSize / 256) * 256;
     const asked = options.maxChunkBytes === undefined ? deviceMax : Math.max(256, Math.floor(options.maxChunkBytes / 256) * 256);
     this.maxChunkBytes = Math.min(asked, deviceMax);
+    this.maxInputBytes = options.maxInputBytes ?? Number.POSITIVE_INFINITY;
   }
 
   /** Pipelines are built once per decoder and output kind, then reused. */
@@ -112,7 +120,7 @@ export class WebGpuDecoder {
 
     const windows = this.planWindows(c);
     const leafTableBytes = c.leafCount * 16;
-    const inputsFit = align(bytes.length, 4) <= inputMax && leafTableBytes <= inputMax;
+    const inputsFit = align(bytes.length, 4) <= Math.min(inputMax, this.maxInputBytes) && leafTableBytes <= Math.min(inputMax, this.maxInputBytes);
     let sharedPayload: GPUBuffer | undefined;
     let sharedLeaves: GPUBuffer | undefined;
     if (inputsFit) {
