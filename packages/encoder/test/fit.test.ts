@@ -1,0 +1,99 @@
+import { MODE_FP4, MODE_T158, halfToFloat } from "@sgfp4/format";
+import { describe, expect, it } from "vitest";
+import { DEFAULT_FIT_OPTIONS, SCALE_MULTIPLIERS, fitFp4Plain, fitLeaf, fitT158Plain } from "../src/fit.js";
+
+const opts = (o: Partial<typeof DEFAULT_FIT_OPTIONS> & { v2?: boolean } = {}) => ({ ...DEFAULT_FIT_OPTIONS, v2: false, ...o });
+
+/** values S*q + B for codes q cycling through `codes` */
+function affine(n: number, S: number, B: number, codes: readonly number[]): { v: Float64Array; q: number[] } {
+  const q = Array.from({ length: n }, (_, i) => codes[i % codes.length]!);
+  return { v: Float64Array.from(q, (c) => S * c + B), q };
+}
+
+describe("candidate multipliers", () => {
+  it("are 16 log-spaced values over [0.5, 1.5] (constant ratio)", () => {
+    expect(SCALE_MULTIPLIERS).toHaveLength(16);
+    expect(SCALE_MULTIPLIERS[0]).toBe(0.5);
+    expect(SCALE_MULTIPLIERS[15]).toBe(1.5);
+    for (let k = 1; k < 16; k++) expect(SCALE_MULTIPLIERS[k]! / SCALE_MULTIPLIERS[k - 1]!).toBeCloseTo(3 ** (1 / 15), 12);
+  });
+});
+
+describe("FP4 fitting", () => {
+  const codes = [-7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7, 0]; // mean 0
+  it("the plain 22.7 fit: bias = mean, scale from absmax/7 candidates", () => {
+    const { v } = affine(256, 0.25, 1.5, codes);
+    const c = fitFp4Plain(v, 256, false);
+    expect(c.biasBits).toBe(0x3e00); // 1.5
+    // S0 = 0.25 is not a candidate (0.966 and 1.04 x S0 are); the best candidate is near it
+    expect(halfToFloat(c.scaleBits)).toBeGreaterThan(0.24);
+    expect(halfToFloat(c.scaleBits)).toBeLessThan(0.26);
+  });
+  it("the least-squares refit recovers exact parameters from the codes", () => {
+    const { v, q } = affine(256, 0.25, 1.5, codes);
+    const f = fitLeaf(v, 16, opts({ delta: 0 }));
+    expect(f.fp4.sse).toBe(0);
+    expect(f.fp4.scaleBits).toBe(0x3400); // 0.25
+    expect(f.fp4.biasBits).toBe(0x3e00);
+    expect(Array.from(f.fp4.codes)).toEqual(q);
+    expect(f.chosen.mode).toBe(MODE_FP4);
+  });
+  it("refit never does worse than the plain fit", () => {
+    let s = 7;
+    const v = Float64Array.from({ length: 4096 }, () => ((s = (s * 48271) % 2147483647) / 2147483647) ** 3 - 0.2);
+    const plain = fitFp4Plain(v, 4096, true);
+    const f = fitLeaf(v, 64, opts({ v2: true }));
+    expect(f.fp4.sse).toBeLessThanOrEqual(plain.sse);
+  });
+  it("a constant leaf needs no scale", () => {
+    const f = fitLeaf(new Float64Array(16).fill(3), 4, opts());
+    expect(f.chosen.sse).toBe(0);
+    expect(f.chosen.mode).toBe(MODE_T158); // equal error: the cheaper mode wins
+    expect(f.chosen.biasBits).toBe(0x4200);
+  });
+});
+
+describe("T158 fitting and selection", () => {
+  const tern = [1, 0, -1, 0]; // mean 0, half zeros: MAD = S/2
+  it("plain 22.7: scale = mean absolute deviation", () => {
+    const { v } = affine(64, 0.5, -2, tern);
+    const c = fitT158Plain(v, 64, false);
+    expect(c.biasBits).toBe(0xc000);
+    expect(c.scaleBits).toBe(0x3400); // 0.25 = MAD
+  });
+  it("ternary data: refit gives the exact scale and T158 is selected by the pyramid comparison", () => {
+    const { v, q } = affine(64, 0.5, -2, tern);
+    const f = fitLeaf(v, 8, opts());
+    expect(f.t158.sse).toBe(0);
+    expect(f.t158.scaleBits).toBe(0x3800);
+    expect(Array.from(f.t158.codes)).toEqual(q);
+    expect(f.chosen.mode).toBe(MODE_T158);
+    expect(f.errorHint).toBe(true);
+  });
+  it("the outlier guard forces FP4 when one weight is off by more than 5 S", () => {
+    const { v } = affine(64, 0.5, 0, tern);
+    v[5] = 40; // the plain fit (S = MAD ~ 1) cannot get within 5*S of it
+    // (with refit on, LS finds S = B = 20, a ternary fit that is within the guard)
+    const f = fitLeaf(v, 8, opts({ delta: 1000, refit: false }));
+    expect(f.t158Allowed).toBe(false);
+    expect(f.chosen.mode).toBe(MODE_FP4);
+    expect(f.errorHint).toBe(false);
+  });
+  it("delta moves the choice: huge delta prefers T158, zero delta FP4 on spread data", () => {
+    const v = Float64Array.from({ length: 256 }, (_, i) => ((i * 37) % 101) / 101 - 0.5); // spread, not on a grid
+    const f0 = fitLeaf(v, 16, opts({ delta: 0 }));
+    expect(f0.fp4.lwe).toBeLessThan(f0.t158.lwe);
+    expect(f0.chosen.mode).toBe(MODE_FP4);
+    expect(fitLeaf(v, 16, opts({ delta: 1e6 })).chosen.mode).toBe(MODE_T158);
+  });
+  it("l2 selection leaves ERROR_HINT clear", () => {
+    const { v } = affine(64, 0.5, -2, tern);
+    expect(fitLeaf(v, 8, opts({ selection: "l2" })).errorHint).toBe(false);
+  });
+  it("v2 bias is chosen under the 0xFFF0 mask before the codes", () => {
+    const { v } = affine(64, 0.5, 1 + 31 * 2 ** -10, tern);
+    const f = fitLeaf(v, 8, opts({ v2: true, refit: false }));
+    expect(f.t158.biasBits).toBe(0x3c20); // nearest masked value of the mean
+    expect(f.fp4.biasBits & 0xf).toBe(0);
+  });
+});

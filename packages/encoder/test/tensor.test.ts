@@ -1,0 +1,126 @@
+import { decode } from "@sgfp4/cpu-decoder";
+import { LAYOUT, parse, sha256Hex, type Shape } from "@sgfp4/format";
+import { afterAll, describe, expect, it } from "vitest";
+import { WorkerPool } from "../src/parallel.js";
+import { FAMILIES, synthetic } from "../src/random.js";
+import { encodeTensor } from "../src/tensor.js";
+
+const bitsEqual = (a: Float32Array, b: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+
+async function roundTrip(data: Float32Array, shape: Shape, opts: Parameters<typeof encodeTensor>[2]) {
+  const r = await encodeTensor(data, shape, opts);
+  const profile = opts?.profile ?? "v2";
+  const c = parse(r.bytes, { profile, shape });
+  expect(c.warnings).toEqual([]);
+  const dec = decode(r.bytes, { profile, shape });
+  expect(bitsEqual(dec, r.decoded)).toBe(true); // the encoder measured exactly what decoders produce
+  return { ...r, container: c };
+}
+
+describe("every output parses with no warnings and decodes to the encoder's reconstruction", () => {
+  for (const family of FAMILIES) {
+    for (const profile of ["v1", "v2"] as const) {
+      it(`${family} ${profile}, ragged shape`, async () => {
+        const shape: Shape = [70, 131];
+        const r = await roundTrip(synthetic(family, 70, 131, 3), shape, { profile });
+        expect(r.stats.snrDb).toBeGreaterThan(5);
+      });
+    }
+  }
+  it("the reference's absolute thresholds split unit-variance data toward 4x4; the relative defaults do not", async () => {
+    const data = synthetic("student-t", 128, 128, 1);
+    const abs = await roundTrip(data, [128, 128], { quadtree: { thresholdMode: "absolute" } });
+    expect(abs.stats.bitsPerWeight).toBeGreaterThan(7);
+    expect(abs.stats.leafSizes["4"]).toBeGreaterThan(500);
+    const rel = await roundTrip(data, [128, 128], {});
+    expect(rel.stats.bitsPerWeight).toBeLessThan(6);
+  });
+  it("uniform trees use the uniform layouts (FULL_4x4 when everything splits)", async () => {
+    const data = synthetic("gaussian", 64, 64, 1).map((v) => v * 64);
+    const r = await roundTrip(data, [64, 64], { quadtree: { thresholdMode: "absolute", splitGain: 0 } });
+    expect(r.container.blocks[0]!.layout).toBe(LAYOUT.FULL_4x4);
+    const g = await roundTrip(synthetic("gaussian", 64, 64, 1), [64, 64], {});
+    expect(g.container.blocks[0]!.layout).toBe(LAYOUT.UNIFORM_64);
+  });
+  it("a block with one noisy quadrant becomes MIXED with a split map", async () => {
+    const data = new Float32Array(64 * 64);
+    const noise = synthetic("student-t", 32, 32, 9);
+    for (let i = 0; i < 64; i++) for (let j = 0; j < 64; j++) data[i * 64 + j] = i < 32 && j < 32 ? noise[i * 32 + j]! : ((i * 64 + j) % 3) - 1;
+    const r = await roundTrip(data, [64, 64], {});
+    expect(r.container.blocks[0]!.layout).toBe(LAYOUT.MIXED);
+  });
+  it("ERROR_HINT (v1 flag bit 1) marks pyramid-decided blocks", async () => {
+    const r = await roundTrip(synthetic("gaussian", 64, 128, 2), [64, 128], { profile: "v1" });
+    expect(r.container.blocks.every((b) => (b.flags! & 2) === 2)).toBe(true);
+    const l2 = await roundTrip(synthetic("gaussian", 64, 128, 2), [64, 128], { profile: "v1", fit: { selection: "l2" } });
+    expect(l2.container.blocks.every((b) => (b.flags! & 2) === 0)).toBe(true);
+  });
+});
+
+describe("relative thresholds", () => {
+  it("mean the same on any scale: x4 (exact in FP16) gives the same tree and codes", async () => {
+    const a = synthetic("row-scale", 128, 128, 5);
+    const r1 = await encodeTensor(a, [128, 128], {});
+    const r2 = await encodeTensor(a.map((v) => v * 4), [128, 128], {});
+    expect(r2.stats.layouts).toEqual(r1.stats.layouts);
+    expect(r2.stats.bitsPerWeight).toBe(r1.stats.bitsPerWeight);
+    expect(r2.stats.snrDb).toBeCloseTo(r1.stats.snrDb, 9);
+  });
+});
+
+describe("rate control", () => {
+  it("hits a target bits per weight from below", async () => {
+    const data = synthetic("student-t", 256, 256, 4);
+    for (const target of [2.5, 3.5, 5]) {
+      const r = await roundTrip(data, [256, 256], { bpw: target });
+      expect(r.stats.bitsPerWeight).toBeLessThanOrEqual(target);
+      expect(r.stats.bitsPerWeight).toBeGreaterThan(target - 0.25);
+    }
+  });
+  it("refuses bpw for v1", async () => {
+    await expect(encodeTensor(new Float32Array(4), [2, 2], { profile: "v1", bpw: 3 })).rejects.toThrow(/v2/);
+  });
+});
+
+describe("inputs", () => {
+  it("rejects non-finite weights and wrong lengths", async () => {
+    await expect(encodeTensor(Float32Array.of(1, NaN), [1, 2])).rejects.toThrow(/finite/);
+    await expect(encodeTensor(new Float32Array(3), [2, 2])).rejects.toThrow(/needs 4/);
+  });
+});
+
+describe("determinism", () => {
+  const pool2 = new WorkerPool(2);
+  const pool3 = new WorkerPool(3);
+  afterAll(async () => {
+    await pool2.close();
+    await pool3.close();
+  });
+  it("same bytes for any thread count (v1, v2, rate control)", async () => {
+    const data = synthetic("row-scale", 300, 200, 11);
+    for (const opts of [{ profile: "v1" as const }, { profile: "v2" as const }, { profile: "v2" as const, bpw: 3 }]) {
+      const one = sha256Hex((await encodeTensor(data, [300, 200], opts)).bytes);
+      expect(sha256Hex((await encodeTensor(data, [300, 200], { ...opts, pool: pool2 })).bytes)).toBe(one);
+      expect(sha256Hex((await encodeTensor(data, [300, 200], { ...opts, pool: pool3 })).bytes)).toBe(one);
+    }
+  });
+  it("pinned sha256 of fixed inputs", async () => {
+    const pins: Record<string, string> = {};
+    for (const family of ["gaussian", "student-t", "low-rank"] as const) {
+      const data = synthetic(family, 96, 160, 42);
+      for (const profile of ["v1", "v2"] as const) pins[`${family}/${profile}`] = sha256Hex((await encodeTensor(data, [96, 160], { profile })).bytes);
+    }
+    pins["student-t/v2-bpw3"] = sha256Hex((await encodeTensor(synthetic("student-t", 96, 160, 42), [96, 160], { bpw: 3 })).bytes);
+    expect(pins).toMatchInlineSnapshot(`
+      {
+        "gaussian/v1": "911cbf1f0479c01dc5bc833747472e2219888e3c9df33b39bece0d29c0bd1999",
+        "gaussian/v2": "ff4065e99f75f6d8e0e76507360618f5dd89e7f8ef8efa41da76597b6e1bd4e1",
+        "low-rank/v1": "6b05915bf3157653905858f55cf64cedd887bdf272d7e2b37acc776df01997ea",
+        "low-rank/v2": "3a57216f89ae92582df45070ffc2a5aa0d52a66fd663f6ecef4c253cbdb919ee",
+        "student-t/v1": "3ebb2f59aa6c536260d6652ab30bbcc168e32cbe520b2aa0049ef31dd2dca724",
+        "student-t/v2": "9219ca0f24ebd10da6813d1c1ea382d545d85246a74520758e0cb2d3d9fa3fe5",
+        "student-t/v2-bpw3": "1bfbee772a0a8012d5b1adf8b35e90367ec34bfaa9a2ea857763c83b46845a5e",
+      }
+    `);
+  });
+});
