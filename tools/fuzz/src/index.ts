@@ -1,0 +1,10 @@
+export { Rng } from "./prng.js";
+export { generateValid, halfValue, randomHalf } from "./generate.js";
+export type { GenOptions, GeneratedCase, Profile } from "./generate.js";
+export { mutate, mutateOnce, MUTATION_KINDS } from "./mutate.js";
+export type { Mutated, MutationInput, MutationKind } from "./mutate.js";
+export { decodeOutcome, describeOutcome, judge, makeCase, runFuzz, runOutcomes } from "./run.js";
+export type { BackendStats, Finding, FuzzInput, FuzzOptions, FuzzStats, Outcome } from "./run.js";
+export { candidateExpectation, saveFinding, shrink, writeCandidate } from "./shrink.js";
+export { KNOWN_BACKENDS, loadBackends, pythonBackendTemplate, pythonDecoderPath, repoRoot } from "./backends.js";
+export { formatStats } from "./report.js";
