@@ -1,0 +1,120 @@
+#version 450
+// SGFP4 leaf expansion: one workgroup per 64x64 macroblock, leaves from the leaf table
+// (docs/ARCHITECTURE.md) that the native parser produced after validating the stream.
+// Bit-exact per DECISIONS.md section 2: FP16 -> float32 with integer operations, one
+// correctly rounded multiply-add (S*code is exact), signed zeros fixed up explicitly
+// because Vulkan does not promise to preserve them by default.
+layout(local_size_x = 256) in;
+
+layout(std430, set = 0, binding = 0) readonly buffer Stream { uint words[]; } stream;
+layout(std430, set = 0, binding = 1) readonly buffer Leaves { uvec4 entries[]; } leaves;
+layout(std430, set = 0, binding = 2) readonly buffer FirstLeaf { uint idx[]; } firstLeaf;
+layout(std430, set = 0, binding = 3) writeonly buffer OutScalar { uint v[]; } outScalar;
+layout(std430, set = 0, binding = 4) writeonly buffer OutVec { uvec4 v[]; } outVec;
+
+layout(push_constant) uniform Params {
+  uint blockBase;      // first macroblock of this dispatch
+  uint blockCount;     // macroblocks in this dispatch
+  uint tilesX;
+  uint rows;           // O
+  uint cols;           // I
+  uint rowBase;        // first output row held by the bound output buffer
+  uint streamWordBase; // absolute word index of the bound stream range's start
+  uint streamWords;    // words in the bound stream range
+  uint leafBase;       // absolute leaf index of the bound leaf range's start
+  uint leafCount;      // leaves in the bound range
+  uint groupsX;        // workgroups along x (the grid may be 2-D)
+} pc;
+
+shared uint sMap[256];   // 4x4 cell of the macroblock -> local leaf index
+shared uint sGeom[256];
+shared uint sScale[256]; // float32 bits
+shared uint sBias[256];
+shared uint sPay[256];   // word index of the payload in the bound stream range
+
+uint halfToFloatBits(uint h) {
+  uint sign = (h & 0x8000u) << 16;
+  uint e = (h >> 10) & 0x1fu;
+  uint m = h & 0x3ffu;
+  if (e == 0x1fu) return sign | 0x7f800000u | (m << 13);
+  if (e != 0u) return sign | ((e + 112u) << 23) | (m << 13);
+  if (m == 0u) return sign;
+  // subnormal: m * 2^-24, normalised (findMSB(m) in 0..9)
+  int msb = findMSB(m);
+  uint shift = uint(10 - msb);
+  return sign | (uint(113 - int(shift)) << 23) | (((m << shift) & 0x3ffu) << 13);
+}
+
+void main() {
+  uint local = gl_WorkGroupID.y * pc.groupsX + gl_WorkGroupID.x;
+  if (local >= pc.blockCount) return; // whole workgroup leaves together
+  uint b = pc.blockBase + local;
+  uint t = gl_LocalInvocationIndex;
+  uint first = firstLeaf.idx[b];
+  uint n = clamp(firstLeaf.idx[b + 1u] - first, 1u, 256u);
+
+  if (t < n) {
+    uint li = min(first - pc.leafBase + t, pc.leafCount - 1u);
+    uvec4 L = leaves.entries[li];
+    uint geom = L.y & 0xffffu;
+    uint log2 = clamp((geom >> 12) & 7u, 2u, 6u);
+    uint mode = (geom >> 15) & 1u;
+    uint payWords = (mode == 0u) ? (1u << (2u * log2 - 3u)) : (1u << (2u * log2 - 4u));
+    uint w = (L.w >> 2) - pc.streamWordBase;
+    // Unreachable for a validated stream; keeps the reads inside the bound range regardless.
+    if (L.w >> 2 < pc.streamWordBase || w + payWords > pc.streamWords) w = 0u;
+    sGeom[t] = geom;
+    sScale[t] = halfToFloatBits(L.z >> 16);
+    sBias[t] = halfToFloatBits(L.z & 0xffffu);
+    sPay[t] = w;
+    if (n > 1u) {
+      uint cy = (geom & 63u) >> 2, cx = ((geom >> 6) & 63u) >> 2, cs = 1u << (log2 - 2u);
+      for (uint i = 0u; i < cs; i++)
+        for (uint j = 0u; j < cs; j++) sMap[((cy + i) & 15u) * 16u + ((cx + j) & 15u)] = t;
+    }
+  }
+  barrier();
+
+  uint by = b / pc.tilesX, bx = b - by * pc.tilesX;
+  uint row0 = by * 64u, col0 = bx * 64u;
+  bool full = row0 + 64u <= pc.rows && col0 + 64u <= pc.cols && (pc.cols & 3u) == 0u;
+  for (uint k = 0u; k < 4u; k++) {
+    uint g = k * 256u + t;
+    uint r = g >> 4, c = (g & 15u) << 2;
+    uint li = (n == 1u) ? 0u : min(sMap[(r >> 2) * 16u + (c >> 2)], n - 1u);
+    uint geom = sGeom[li];
+    uint ly = geom & 63u, lx = (geom >> 6) & 63u, log2 = (geom >> 12) & 7u, mode = (geom >> 15) & 1u;
+    uint i = (((r - ly) << log2) + (c - lx)) & 4095u; // first of 4 codes, a multiple of 4
+    float S = uintBitsToFloat(sScale[li]);
+    uint biasBits = sBias[li];
+    vec4 q;
+    if (mode == 0u) {
+      uint bits = stream.words[min(sPay[li] + (i >> 3), pc.streamWords - 1u)] >> ((i & 7u) * 4u);
+      q = vec4(ivec4(int(bits << 28), int(bits << 24), int(bits << 20), int(bits << 16)) >> 28);
+    } else {
+      uint bits = stream.words[min(sPay[li] + (i >> 4), pc.streamWords - 1u)] >> ((i & 15u) * 2u);
+      uvec4 s = uvec4(bits, bits >> 2, bits >> 4, bits >> 6) & 3u;
+      q = vec4(equal(s, uvec4(1u))) - vec4(equal(s, uvec4(2u))); // 11 (reserved) -> 0
+    }
+    uvec4 bits4 = floatBitsToUint(fma(vec4(S), q, vec4(uintBitsToFloat(biasBits))));
+    // Signed zero per IEEE round-to-nearest: a zero result is -0 only when Bias is -0 and
+    // S*q is -0; S*q has the sign of S, flipped for q < 0.
+    bool biasNegZero = biasBits == 0x80000000u;
+    uint flip = biasNegZero ? 0x80000000u : 0u;
+    uvec4 zeroBits = (uvec4(sScale[li] & flip)) ^ (uvec4(lessThan(q, vec4(0.0))) * flip);
+    bvec4 isZero = equal(bits4 & 0x7fffffffu, uvec4(0u));
+    bits4 = uvec4(isZero.x ? zeroBits.x : bits4.x, isZero.y ? zeroBits.y : bits4.y,
+                  isZero.z ? zeroBits.z : bits4.z, isZero.w ? zeroBits.w : bits4.w);
+
+    uint orow = row0 + r, ocol = col0 + c;
+    if (full) {
+      outVec.v[((orow - pc.rowBase) * pc.cols + ocol) >> 2] = bits4;
+    } else if (orow < pc.rows) {
+      uint o = (orow - pc.rowBase) * pc.cols + ocol;
+      if (ocol < pc.cols) outScalar.v[o] = bits4.x;
+      if (ocol + 1u < pc.cols) outScalar.v[o + 1u] = bits4.y;
+      if (ocol + 2u < pc.cols) outScalar.v[o + 2u] = bits4.z;
+      if (ocol + 3u < pc.cols) outScalar.v[o + 3u] = bits4.w;
+    }
+  }
+}

@@ -1,0 +1,232 @@
+#include "sgfp4_parse.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace sgfp4 {
+namespace {
+
+constexpr uint64_t kMacro = 64;
+constexpr uint64_t kV1Payload = 2048;
+
+std::string str(uint64_t v) { return std::to_string(v); }
+std::string hex(uint32_t v) {
+  char b[16];
+  std::snprintf(b, sizeof b, "0x%x", v);
+  return b;
+}
+std::string at(uint64_t record, uint64_t offset) { return " (at record " + str(record) + ", byte offset " + str(offset) + ")"; }
+
+uint32_t rd32(const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24; }
+
+bool halfNonFinite(uint32_t h) { return (h & 0x7c00) == 0x7c00; }
+
+void checkParams(uint32_t header, uint64_t record, uint64_t offset) {
+  uint32_t scale = header >> 16, bias = header & 0xffff;
+  if (halfNonFinite(scale)) throw Failure("NONFINITE_PARAMETER", "scale " + hex(scale) + " is Inf or NaN" + at(record, offset));
+  if (halfNonFinite(bias)) throw Failure("NONFINITE_PARAMETER", "bias " + hex(bias) + " is Inf or NaN" + at(record, offset));
+}
+
+void requireZero(const uint8_t* bytes, uint64_t from, uint64_t to, const char* what) {
+  for (uint64_t o = from; o < to; o++)
+    if (bytes[o] != 0) throw Failure("NONZERO_PADDING", std::string("nonzero byte in ") + what + " (at byte offset " + str(o) + ")");
+}
+
+uint64_t align16(uint64_t n) { return (n + 15) & ~uint64_t(15); }
+
+void parseV1(const uint8_t* bytes, size_t len, Container& c) {
+  const uint64_t B = c.blockCount;
+  const uint64_t expected = (8 + kV1Payload) * B;
+  if (uint64_t(len) != expected)
+    throw Failure("SIZE_MISMATCH", "v1 stream of " + str(len) + " bytes, expected 8*B + 2048*B = " + str(expected) + " for B = " + str(B));
+  if (len > 0xffffffffull) throw Failure("LIMIT_EXCEEDED", "stream over 4 GiB: payload offsets do not fit the 32-bit leaf table");
+  const uint64_t blobBase = 8 * B, blobLen = kV1Payload * B;
+  c.leafTable.resize(B * 4);
+  c.blockFirstLeaf.resize(B + 1);
+  for (uint64_t b = 0; b < B; b++) {
+    const uint32_t header = rd32(bytes + 4 * b);
+    const uint32_t offWord = rd32(bytes + 4 * B + 4 * b);
+    const uint32_t flags = offWord & 0xf;
+    const uint64_t base = offWord & ~uint32_t(0xf);
+    if (flags & 0xc) throw Failure("RESERVED_BITS", "v1 offset flag bits 2-3 set (flags " + hex(flags) + ")" + at(b, 4 * B + 4 * b));
+    if (base + kV1Payload > blobLen)
+      throw Failure("OFFSET_OUT_OF_RANGE", "payload base " + str(base) + " + 2048 exceeds the " + str(blobLen) + "-byte payload blob" + at(b, 4 * B + 4 * b));
+    checkParams(header, b, 4 * b);
+    const uint32_t mode = flags & 1;
+    const uint64_t payload = blobBase + base;
+    if (mode == 1) {
+      for (uint64_t o = payload + 1024; o < payload + kV1Payload; o += 4)
+        if (rd32(bytes + o) != 0) throw Failure("NONZERO_PADDING", "v1 T158 payload upper half (words 256..511) is nonzero" + at(b, o));
+    }
+    c.leafTable[b * 4 + 0] = uint32_t(b);
+    c.leafTable[b * 4 + 1] = (6u << 12) | (mode << 15);
+    c.leafTable[b * 4 + 2] = header;
+    c.leafTable[b * 4 + 3] = uint32_t(payload);
+    c.blockFirstLeaf[b] = uint32_t(b);
+  }
+  c.blockFirstLeaf[B] = uint32_t(B);
+}
+
+struct Geo {
+  uint8_t y, x, log2;
+};
+
+// Pre-order DFS (TL, TR, BL, BR); one map bit per node of size >= 8. Returns bits consumed.
+// Depth is at most 5 and the node count at most 85, so recursion is bounded.
+uint32_t walkSplitMap(const uint32_t map[3], uint32_t y, uint32_t x, uint32_t log2, uint32_t& bit, std::vector<Geo>& out) {
+  if (log2 > 2) {
+    const uint32_t k = bit++;
+    if ((map[k >> 5] >> (k & 31)) & 1) {
+      const uint32_t h = 1u << (log2 - 1);
+      walkSplitMap(map, y, x, log2 - 1, bit, out);
+      walkSplitMap(map, y, x + h, log2 - 1, bit, out);
+      walkSplitMap(map, y + h, x, log2 - 1, bit, out);
+      walkSplitMap(map, y + h, x + h, log2 - 1, bit, out);
+      return bit;
+    }
+  }
+  out.push_back(Geo{uint8_t(y), uint8_t(x), uint8_t(log2)});
+  return bit;
+}
+
+const int kUniformLog2[6] = {6, 5, 4, 3, -1, 2};
+
+// Parses one record starting at `start` (< len). Returns the end of its last payload.
+uint64_t parseRecord(const uint8_t* bytes, uint64_t len, uint64_t b, uint64_t start, Container& c, std::vector<Geo>& geo) {
+  if (start + 4 > len) throw Failure("TRUNCATED", "stream ends inside the sb_header" + at(b, len));
+  const uint32_t sb = rd32(bytes + start);
+  if (sb >> 3) throw Failure("RESERVED_BITS", "sb_header reserved bits 3-31 are set (" + hex(sb) + ")" + at(b, start));
+  const uint32_t layout = sb & 7;
+  if (layout > 5) throw Failure("UNKNOWN_LAYOUT", "layout value " + str(layout) + at(b, start));
+  geo.clear();
+  uint64_t headersAt = start + 4;
+  if (layout == 4) {
+    if (start + 16 > len) throw Failure("TRUNCATED", "stream ends inside the split map" + at(b, len));
+    const uint32_t map[3] = {rd32(bytes + start + 4), rd32(bytes + start + 8), rd32(bytes + start + 12)};
+    uint32_t bit = 0;
+    const uint32_t used = walkSplitMap(map, 0, 0, 6, bit, geo);
+    for (uint32_t k = used; k < 96; k++)
+      if ((map[k >> 5] >> (k & 31)) & 1)
+        throw Failure("NONZERO_PADDING", "split-map bit " + str(k) + " is set past the last bit the walk consumed (" + str(used) + ")" + at(b, start + 4 + (k >> 3)));
+    headersAt = start + 16;
+  } else {
+    const uint32_t log2 = uint32_t(kUniformLog2[layout]);
+    const uint32_t size = 1u << log2;
+    for (uint32_t y = 0; y < kMacro; y += size)
+      for (uint32_t x = 0; x < kMacro; x += size) geo.push_back(Geo{uint8_t(y), uint8_t(x), uint8_t(log2)});
+  }
+  const uint64_t n = geo.size();
+  const uint64_t headersEnd = headersAt + 4 * n;
+  if (headersEnd > len) throw Failure("TRUNCATED", "stream ends inside the " + str(n) + " leaf headers" + at(b, len));
+  const uint64_t payloadStart = align16(headersEnd);
+  if (payloadStart > len) throw Failure("TRUNCATED", "stream ends inside the leaf-header pad" + at(b, len));
+  requireZero(bytes, headersEnd, payloadStart, "the record header pad");
+
+  const size_t firstLeaf = c.leafTable.size() / 4;
+  uint64_t p = payloadStart;
+  for (uint64_t i = 0; i < n; i++) {
+    const uint32_t h = rd32(bytes + headersAt + 4 * i);
+    const uint32_t flags = h & 0xf;
+    if (flags & 0xe) throw Failure("RESERVED_BITS", "leaf " + str(i) + " flag bits 1-3 set (flags " + hex(flags) + ")" + at(b, headersAt + 4 * i));
+    const uint32_t mode = flags & 1;
+    const uint32_t used = leafPayloadBytes(geo[i].log2, mode);
+    const uint64_t padded = align16(used);
+    if (p + padded > len) throw Failure("TRUNCATED", "stream ends inside the payload of leaf " + str(i) + at(b, len));
+    requireZero(bytes, p + used, p + padded, "a leaf's payload padding");
+    c.leafTable.push_back(uint32_t(b));
+    c.leafTable.push_back(uint32_t(geo[i].y) | uint32_t(geo[i].x) << 6 | uint32_t(geo[i].log2) << 12 | mode << 15);
+    c.leafTable.push_back(h & 0xfffffff0u);
+    c.leafTable.push_back(uint32_t(p));
+    p += padded;
+  }
+  // Parameters are checked after the record's structure, as @sgfp4/format does.
+  for (uint64_t i = 0; i < n; i++) checkParams(c.leafTable[(firstLeaf + i) * 4 + 2], b, headersAt + 4 * i);
+  return p;
+}
+
+void parseV2(const uint8_t* bytes, size_t len64, Container& c) {
+  const uint64_t len = len64;
+  static const uint8_t magic[4] = {0x53, 0x47, 0x46, 0x34};
+  for (uint64_t i = 0; i < 4; i++) {
+    if (i >= len) throw Failure("TRUNCATED", "stream of " + str(len) + " bytes ends inside the magic");
+    if (bytes[i] != magic[i]) throw Failure("BAD_MAGIC", "stream does not start with 'SGF4'");
+  }
+  if (len < 5) throw Failure("TRUNCATED", "stream ends before the version byte");
+  if (bytes[4] != 0x02) throw Failure("BAD_VERSION", "version byte is " + hex(bytes[4]) + ", expected 0x2");
+  if (len < 16) throw Failure("TRUNCATED", "stream of " + str(len) + " bytes ends inside the 16-byte fixed header");
+  if (len > 0xffffffffull) throw Failure("LIMIT_EXCEEDED", "stream over 4 GiB: payload offsets do not fit the 32-bit leaf table");
+  const uint64_t B = rd32(bytes + 5);
+  if (B != c.blockCount)
+    throw Failure("RECORD_COUNT_MISMATCH", "stream declares B = " + str(B) + " records, the shape needs " + str(c.tilesY) + "*" + str(c.tilesX) + " = " + str(c.blockCount));
+  requireZero(bytes, 9, 16, "the fixed-header pad");
+  const uint64_t tableEnd = 16 + 4 * B;
+  const uint64_t base = align16(tableEnd);
+  if (len < tableEnd) throw Failure("TRUNCATED", "stream ends inside the " + str(B) + "-entry record offset table");
+  if (len < base) throw Failure("TRUNCATED", "stream ends inside the offset-table pad");
+  requireZero(bytes, tableEnd, base, "the offset-table pad");
+
+  c.blockFirstLeaf.resize(B + 1);
+  // Reserve in proportion to the stream only: a leaf takes at least 20 bytes.
+  c.leafTable.reserve(std::min<uint64_t>(B * 16, len / 20 + 16) * 4);
+  std::vector<Geo> geo;
+  geo.reserve(256);
+  int64_t prev = -1;
+  for (uint64_t b = 0; b < B; b++) {
+    const uint64_t rel = rd32(bytes + 16 + 4 * b);
+    if (rel % 16 != 0) throw Failure("MISALIGNED_OFFSET", "record offset " + str(rel) + " is not a multiple of 16" + at(b, 16 + 4 * b));
+    if (int64_t(rel) <= prev)
+      throw Failure("NONMONOTONIC_OFFSET", "record offset " + str(rel) + " is not greater than the previous one (" + std::to_string(prev) + ")" + at(b, 16 + 4 * b));
+    prev = int64_t(rel);
+    const uint64_t start = base + rel;
+    if (start >= len) throw Failure("OFFSET_OUT_OF_RANGE", "record starts at byte " + str(start) + ", at or past the end of the " + str(len) + "-byte stream" + at(b, 16 + 4 * b));
+    c.blockFirstLeaf[b] = uint32_t(c.leafTable.size() / 4);
+    parseRecord(bytes, len, b, start, c, geo);
+  }
+  c.blockFirstLeaf[B] = uint32_t(c.leafTable.size() / 4);
+}
+
+}  // namespace
+
+uint32_t halfBitsToFloatBits(uint32_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ff;
+  if (exp == 0x1f) return sign | 0x7f800000u | (mant << 13);
+  if (exp != 0) return sign | ((exp + 112) << 23) | (mant << 13);
+  if (mant == 0) return sign;
+  uint32_t e = 113;  // subnormal: normalise; the value is always a normal float32
+  while ((mant & 0x400) == 0) {
+    mant <<= 1;
+    e -= 1;
+  }
+  return sign | (e << 23) | ((mant & 0x3ff) << 13);
+}
+
+void checkShape(double rows, double cols, uint64_t maxOutputBytes) {
+  const double maxSafe = 9007199254740991.0;
+  for (double d : {rows, cols})
+    if (!(d >= 1 && d <= maxSafe && std::floor(d) == d)) throw Failure("INVALID_ARGUMENT", "shape dimensions must be integers >= 1");
+  if (maxOutputBytes > kHardMaxOutputBytes) maxOutputBytes = kHardMaxOutputBytes;
+  const uint64_t r = uint64_t(rows), c = uint64_t(cols);
+  // r * c * 4 <= max, without overflow
+  if (r > maxOutputBytes / 4 || c > maxOutputBytes / 4 / r)
+    throw Failure("LIMIT_EXCEEDED", "output of " + str(r) + "x" + str(c) + " float32 is over the limit of " + str(maxOutputBytes) + " bytes (raise maxOutputBytes)");
+}
+
+Container parse(const uint8_t* bytes, size_t len, Profile profile, double rows, double cols, uint64_t maxOutputBytes) {
+  checkShape(rows, cols, maxOutputBytes);
+  if (bytes == nullptr && len != 0) throw Failure("INVALID_ARGUMENT", "stream is null");
+  Container c;
+  c.profile = profile;
+  c.rows = uint64_t(rows);
+  c.cols = uint64_t(cols);
+  c.tilesY = (c.rows + kMacro - 1) / kMacro;
+  c.tilesX = (c.cols + kMacro - 1) / kMacro;
+  c.blockCount = c.tilesY * c.tilesX;
+  if (profile == Profile::V1) parseV1(bytes, len, c);
+  else parseV2(bytes, len, c);
+  return c;
+}
+
+}  // namespace sgfp4

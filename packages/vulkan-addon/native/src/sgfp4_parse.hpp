@@ -1,0 +1,54 @@
+// Native SGFP4 parser: an independent re-implementation of @sgfp4/format's parse, producing
+// the same leaf table (docs/ARCHITECTURE.md) and the same DECISIONS.md section-3 codes, in
+// the same check order. It has no Node or Vulkan dependency so the unit tests and the
+// sanitizer driver can build it alone. The input is hostile: every read is bounds-checked
+// and allocation grows only with the stream's length.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace sgfp4 {
+
+enum class Profile { V1, V2 };
+
+// A DECISIONS.md section-3 code (or INVALID_ARGUMENT / LIMIT_EXCEEDED / BACKEND_FAILURE).
+struct Failure : std::runtime_error {
+  std::string code;
+  Failure(std::string c, const std::string& detail) : std::runtime_error(c + ": " + detail), code(std::move(c)) {}
+};
+
+constexpr uint64_t kDefaultMaxOutputBytes = uint64_t(1) << 31;
+// The caller may raise the limit, but never past this (keeps every product below in uint64).
+constexpr uint64_t kHardMaxOutputBytes = uint64_t(1) << 40;
+
+struct Container {
+  Profile profile = Profile::V1;
+  uint64_t rows = 0, cols = 0;
+  uint64_t tilesY = 0, tilesX = 0, blockCount = 0;
+  // 4 words per leaf: block, geometry (y | x<<6 | log2<<12 | mode<<15), scale<<16|bias, payload offset
+  std::vector<uint32_t> leafTable;
+  // blockFirstLeaf[b] .. blockFirstLeaf[b+1]: the leaves of block b (B+1 entries)
+  std::vector<uint32_t> blockFirstLeaf;
+  size_t leafCount() const { return leafTable.size() / 4; }
+};
+
+// Checks the shape (integers >= 1) and the output limit; throws INVALID_ARGUMENT / LIMIT_EXCEEDED.
+void checkShape(double rows, double cols, uint64_t maxOutputBytes);
+
+// Throws Failure on any fault. rows/cols are doubles because they arrive from JavaScript.
+Container parse(const uint8_t* bytes, size_t len, Profile profile, double rows, double cols,
+                uint64_t maxOutputBytes = kDefaultMaxOutputBytes);
+
+// Exact FP16 -> float32 bit pattern with integer operations (subnormals kept).
+uint32_t halfBitsToFloatBits(uint32_t h);
+
+// Payload bytes a leaf reads (FP4 size*size/2, T158 size*size/4).
+inline uint32_t leafPayloadBytes(uint32_t log2, uint32_t mode) {
+  uint32_t n = 1u << (2 * log2);
+  return mode ? n / 4 : n / 2;
+}
+
+}  // namespace sgfp4
