@@ -36,10 +36,10 @@ export function registerDecode(program: Command): void {
       const shape = parseShape(opts.shape);
       const requested = parseProfile(opts.profile);
       const format = outputFormat(opts.output, opts.format);
-      const bytes = await readInput(file);
-      const profile = requested === "auto" ? detectProfile(bytes, shape) : requested;
       const backend = await openBackend(opts.backend);
       try {
+        const bytes = await readInput(file);
+        const profile = requested === "auto" ? detectProfile(bytes, shape) : requested;
         const out = await backend.decode(bytes, { profile, shape });
         if (!(out instanceof Float32Array) || out.length !== shape[0] * shape[1]) {
           throw new CliError(`backend ${backend.name} returned ${out instanceof Float32Array ? `${out.length} elements` : "no Float32Array"}, expected ${shape[0] * shape[1]}`, EXIT.FAILURE);
