@@ -235,6 +235,14 @@ decode("v2-mixed-deepest", v2([64, 64], [mixed(fullTree(), varied(13))]), ["22.8
 decode("v2-mixed-asym-tl", v2([64, 64], [mixed(deepTL, varied(14))]), ["22.8.2"], "Asymmetric MIXED tree: the top-left path splits 64 -> 32 -> 16 -> 8 -> 4, siblings stay large (13 leaves, 13 bits).");
 decode("v2-mixed-asym-br", v2([64, 64], [mixed(deepBR, varied(15))]), ["22.8.2"], "Asymmetric MIXED tree split down the bottom-right path, so quadrant order TL, TR, BL, BR decides every position.");
 decode("v2-mixed-cross-words", v2([64, 64], [mixed(crossWords, varied(16))]), ["22.8.2"], `MIXED tree whose ${treeBits(crossWords).length}-bit walk crosses split-map words 0 -> 1 -> 2 (bit k is bit k%32 of word k/32).`);
+/** Every node of size > `floor` split: the geometry of a uniform layout, stored in DFS order. */
+function splitTo(floor: number, size = 64): QuadTree {
+  if (size === floor) return L;
+  const c = splitTo(floor, size / 2);
+  return quad(c, c, c, c);
+}
+decode("v2-mixed-dfs-16", v2([64, 64], [mixed(splitTo(16), varied(17))]), ["22.8.2"], "MIXED tree split evenly to 16x16 (21 bits): the 16 leaves of UNIFORM_16 in DFS storage order, so the third stored leaf sits at (16, 0), not at (0, 32) as in raster order.");
+decode("v2-mixed-dfs-8", v2([64, 64], [mixed(splitTo(8), varied(18))]), ["22.8.2"], "MIXED tree split evenly to 8x8 (85 bits, only the 21 of nodes above 8x8 set): UNIFORM_8 geometry in DFS storage order.");
 decode("v2-mixed-reserved-symbol", v2([64, 64], [mixed(deepTL, (i, g) => (i % 2 ? allSymbols(0x3a00 + i * 0x10, 0xb000, g.size) : { mode: T158, scaleBits: 0x3c00, biasBits: 0x3400, symbols: new Array(g.size * g.size).fill(3) }))]), ["22.6.2", "22.8.2", "22.10", "D2"], "T158 leaves of every size in a MIXED tree, with reserved symbol 11 decoding as 0.");
 decode("v2-bias-mask", v2([64, 64], [uniform(1, (i) => [allSymbols(ONE, 0x3c00, 32), allSymbols(0x3800, 0x0010, 32), allNibbles(ONE, 0x3c00, 32), allSymbols(0x0400, 0x8010, 32)][i]!)]), ["22.4", "22.5", "D2"], "v2 bias = half(header & 0xFFF0): T158 leaves whose header low 4 bits (mode 1) would turn 0x3c00 into 0x3c01 and 0x0010 into 0x0011 if not masked.");
 decode("v2-scale-edges", v2([64, 64], [uniform(2, (i, g) => allNibbles([0x0001, 0x03ff, 0x0400, 0x7bff, 0x8000, 0x0000, 0x0002, 0x3555, 0x0200, 0x7800, 0x3c00, 0x0401, 0x07ff, 0x7bfe, 0x1400, 0x5bff][i]!, 0x0000, g.size))]), ["22.4", "D2"], "Scales at the FP16 edges, one per 16x16 leaf: 0x0001, 0x03ff, 0x0400, 0x7bff, -0, +0 and others, all exact.");

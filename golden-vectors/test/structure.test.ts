@@ -6,7 +6,7 @@
  */
 import { halfToFloat, isSgfp4Error, leafAt, parse, validate } from "@sgfp4/format";
 import { describe, expect, it } from "vitest";
-import { FP4, T158, halfValue, leafCodes, packLeaf, recordLeaves, splitMapWords, type LeafIntent } from "../src/intent.js";
+import { FP4, T158, halfValue, leafCodes, packLeaf, recordLeaves, splitMapWords, type LeafIntent, type V2Intent } from "../src/intent.js";
 import { allVectors, type DecodeVector, type RejectVector } from "../src/vectors.js";
 
 const vectors = allVectors();
@@ -130,6 +130,19 @@ describe("expected values, checked by hand", () => {
     expect(e[15]).toBe(7 * 2 ** -24);
     expect(e[64 + 15]).toBe(7 * 1023 * 2 ** -24);
     expect(byId("v1-scale-normal-extremes").expected[64]).toBe(65504 * -8);
+  });
+
+  it("walks trees in pre-order DFS, TL TR BL BR", () => {
+    const rec = (id: string) => (byId(id).intent as V2Intent).records[0]!;
+    const pos = (id: string, i: number) => recordLeaves(rec(id))[i];
+    expect(pos("v2-mixed-dfs-16", 2)).toEqual({ y: 16, x: 0, size: 16 });
+    expect(pos("v2-mixed-dfs-16", 4)).toEqual({ y: 0, x: 32, size: 16 });
+    expect(pos("v2-mixed-deepest", 1)).toEqual({ y: 0, x: 4, size: 4 });
+    expect(pos("v2-mixed-deepest", 4)).toEqual({ y: 0, x: 8, size: 4 });
+    expect(pos("v2-mixed-deepest", 255)).toEqual({ y: 60, x: 60, size: 4 });
+    expect(splitMapWords(rec("v2-mixed-deepest").tree!)).toEqual([0xffffffff, 0xffffffff, 0x1fffff]);
+    expect(splitMapWords(rec("v2-mixed-single-split").tree!)).toEqual([1, 0, 0]);
+    expect(recordLeaves(rec("v2-mixed-asym-br")).at(-1)).toEqual({ y: 60, x: 60, size: 4 });
   });
 
   it("crops: 1x1 keeps one element, 3x200 keeps 600", () => {
