@@ -264,6 +264,14 @@ describe("resolveBackends", () => {
     // Either installed (then it answers for itself) or unavailable with a reason.
     if (!a.ok) expect(a.reason.length).toBeGreaterThan(0);
   });
+  it("runs the built-in cpu backend when its package is installed", async () => {
+    const [cpu] = await resolveBackends(["cpu"]);
+    const a = await cpu!.available();
+    expect(a).toMatchObject({ ok: true });
+    const r = await runConformance({ vectors: set, backends: [cpu!] });
+    expect(r.backends[0]!.cases.filter((c) => c.failure).map((c) => `${c.vector}: ${c.failure!.message}`)).toEqual([]);
+    expect(r.totals).toEqual({ passed: 4, failed: 0, skipped: 0 });
+  });
   it("expands all to the three built-ins", async () => {
     const bs = await resolveBackends(["all", "cpu"]);
     expect(bs.map((b) => b.name)).toEqual(["cpu", "webgpu", "vulkan"]);

@@ -48,6 +48,26 @@ describe("sgfp4 decode", () => {
     expect((await readdir(dir)).filter((f) => f.endsWith(".tmp"))).toEqual([]);
   });
 
+  it("decodes with the default cpu backend, bit for bit (v1 and v2)", async () => {
+    for (const [name, made, shape] of [
+      ["c1.fp4", v1Case([5, 9]), "5x9"],
+      ["c2.sgfp4", v2Case([33, 47]), "33x47"],
+    ] as const) {
+      const input = path.join(dir, name);
+      const out = path.join(dir, `${name}.f32`);
+      await writeFile(input, made.bytes);
+      const r = sgfp4(["decode", input, "--shape", shape, "-o", out]);
+      expect(r.stderr).toBe("");
+      expect(r.status).toBe(0);
+      expect(new Uint8Array(await readFile(out))).toEqual(leBytes(made.floats));
+    }
+    const bad = path.join(dir, "c3.sgfp4");
+    await writeFile(bad, badVersion());
+    const r = sgfp4(["decode", bad, "--shape", "2x2", "-o", path.join(dir, "c3.f32")]);
+    expect(r.status).toBe(3);
+    expect(r.stderr).toMatch(/^error: BAD_VERSION: /);
+  });
+
   it("exits 2 on usage errors", () => {
     expect(sgfp4(["decode", "x.fp4", "--shape", "5by9", "-o", "y.f32"])).toMatchObject({ status: 2, stderr: expect.stringMatching(/--shape must be OxI/) });
     expect(sgfp4(["decode", "x.fp4", "-o", "y.f32"])).toMatchObject({ status: 2, stderr: expect.stringMatching(/required option '--shape/) });
