@@ -194,7 +194,7 @@ decode("v1-bias-low-bits", v1([64, 64], [allSymbols(0x2000, 0x3c0f)]), ["22.4", 
 decode("v1-signed-zeros", v1([2, 256], [allNibbles(0x8000, 0x8000), allNibbles(0x0000, 0x8000), allNibbles(0x8000, 0x0000), allNibbles(ONE, 0xbc00)]), ["22.4", "D2"], "Signed zeros: (-0)*code + -0 is -0 for code >= 0, (+0)*(negative) + -0 is -0, (+0) + (-0) is +0, and 1*1 + -1 is +0.");
 decode("v1-rounding-ties", v1([4, 256], [allNibbles(ONE, 0x0001), allNibbles(ONE, 0x0003), allNibbles(0x3c01, 0x0001), allNibbles(0x7bff, 0x0001)]), ["22.4", "D2"], "One float32 rounding to nearest even: 1 + 2^-24 rounds down, 1 + 3*2^-24 rounds up, and a tiny bias vanishes beside 65504*code.");
 decode("v1-negative-scale", v1([64, 64], [allNibbles(0xc000, 0x3800)]), ["22.4", "D3"], "A negative scale (-2) is accepted and decoded as S * code + Bias; validate --strict warns.", { strictWarnings: ["negative-scale"] });
-decode("v1-shape-2x1", v1([128, 1], [fp4(71, ONE, 0), t158(72, 0x4400, 0xb800)]), ["22.2", "D1"], "Shape 128x1: tiles_x = 1, blocks stack vertically and only column 0 is output.");
+decode("v1-shape-128x1", v1([128, 1], [fp4(71, ONE, 0), t158(72, 0x4400, 0xb800)]), ["22.2", "D1"], "Shape 128x1: tiles_x = 1, blocks stack vertically and only column 0 is output.");
 {
   // Two blocks share slot 0 (D3 lists no reason to reject it); slot 1 is garbage nobody reads.
   const shared = codePattern(FP4, 4096, 81);
@@ -356,7 +356,7 @@ reject("v2-reject-record-count-high", "v2", B_TWO, B_TWO.bytes, "RECORD_COUNT_MI
   // an absolute header pad, the record is otherwise valid, so misalignment is the only fault.
   const zeroRec = recordBytes(v2([64, 64], [uniform(0, () => ({ mode: FP4, scaleBits: ONE, biasBits: 0, codes: new Array(4096).fill(0) }))]));
   const bytes = assembleV2(1, [{ offset: 8, bytes: zeroRec }], [8]);
-  reject("v2-reject-misaligned-offset", "v2", { shape: [64, 64], bytes: assembleV2(1, [{ offset: 0, bytes: zeroRec }], [0]) }, bytes, "MISALIGNED_OFFSET", ["22.8.1", "D3"], "Record offset 8 is not a multiple of 16.");
+  reject("v2-reject-misaligned-offset", "v2", { shape: [64, 64], bytes: assembleV2(1, [{ offset: 0, bytes: zeroRec }], [0]) }, bytes, "MISALIGNED_OFFSET", ["22.8.1", "D3"], "Record offset 8 is not a multiple of 16; the record there (all-zero payload) is otherwise valid whichever way its header pad is read.");
 }
 {
   const r0 = recordBytes(v2([64, 64], [uniform(1, varied(620))]));
