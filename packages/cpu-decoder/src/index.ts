@@ -18,36 +18,39 @@ export function kernelAvailable(): boolean {
 }
 
 /**
- * Decode to a new Float32Array of O*I values. With the kernel, the array views a
- * WebAssembly.Memory made for this call (its .buffer is that memory's, somewhat larger than the
- * array and not transferable); nothing else keeps or grows that memory.
+ * Decode to a new Float32Array of O*I values (a plain, transferable ArrayBuffer).
+ *
+ * Why not return a view of a per-call WebAssembly.Memory: fresh wasm memory is always freshly
+ * mmapped, so every output page faults on first touch, while the JS allocator often reuses
+ * already-mapped memory. Measured (BENCHMARKS.md), decoding band by band into cache-sized scratch
+ * and copying into a new array is several times faster up to tens of MiB and no slower beyond.
  */
 export function decode(bytes: Uint8Array, opts: DecodeOptions): Float32Array {
   const c = parseForDecode(bytes, opts);
-  const count = c.shape[0] * c.shape[1];
-  const module = kernelModule();
-  const plan = planMemory(c, count * 4);
-  if (!module || plan.totalBytes > MAX_WASM_BYTES) return decodeWithJs(c, bytes, new Float32Array(count));
+  let out: Float32Array;
   try {
-    const pages = pagesFor(plan.totalBytes);
-    const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
-    fillInputs(memory.buffer, c, bytes, plan);
-    instantiate(module, memory).decode_leaves(plan.tableAt, c.leafCount, 0, c.shape[0], c.shape[1], c.tilesX, 0);
-    return new Float32Array(memory.buffer, 0, count);
+    out = new Float32Array(c.shape[0] * c.shape[1]);
   } catch (e) {
-    throw asSgfp4Error(e, "WebAssembly decode failed");
+    throw asSgfp4Error(e, "allocating the output");
   }
-}
-
-function decodeWithJs(c: Container, bytes: Uint8Array, out: Float32Array): Float32Array {
-  expandReference(c, bytes, out);
+  expand(c, bytes, out);
   return out;
 }
 
-/** Scratch memory reused by decodeInto (only calls whose scratch fits SCRATCH_KEEP_BYTES keep it). */
+/** decodeInto: the caller's array (length O*I) receives the output. */
+export function decodeInto(bytes: Uint8Array, opts: DecodeOptions, out: Float32Array): void {
+  if (!(out instanceof Float32Array)) throw new Sgfp4Error("INVALID_ARGUMENT", "out must be a Float32Array");
+  const c = parseForDecode(bytes, opts);
+  if (out.length !== c.shape[0] * c.shape[1]) {
+    throw new Sgfp4Error("INVALID_ARGUMENT", `out has ${out.length} elements, expected O*I = ${c.shape[0] * c.shape[1]}`);
+  }
+  expand(c, bytes, out);
+}
+
+/** Scratch memory reused across calls (only while a call's scratch fits SCRATCH_KEEP_BYTES). */
 let scratch: { memory: WebAssembly.Memory; kernel: KernelExports } | undefined;
-const SCRATCH_KEEP_BYTES = 64 * 1024 * 1024;
-/** decodeInto expands a band of macroblock rows at a time into this much scratch (cache-sized). */
+const SCRATCH_KEEP_BYTES = 128 * 1024 * 1024;
+/** The kernel expands a band of macroblock rows at a time into this much scratch (cache-sized). */
 const BAND_TARGET_BYTES = 256 * 1024;
 
 function scratchMemory(module: WebAssembly.Module, bytes: number): { memory: WebAssembly.Memory; kernel: KernelExports } {
@@ -66,19 +69,16 @@ function scratchMemory(module: WebAssembly.Module, bytes: number): { memory: Web
 }
 
 /**
- * Decode into the caller's array (length O*I). The kernel writes a band of macroblock rows into
- * scratch wasm memory, which is then copied to `out` while it is still in cache.
+ * Expand all leaves of a parsed container into `out`: the kernel writes a band of macroblock rows
+ * into scratch wasm memory, which is copied to `out` while it is still in cache.
  */
-export function decodeInto(bytes: Uint8Array, opts: DecodeOptions, out: Float32Array): void {
-  if (!(out instanceof Float32Array)) throw new Sgfp4Error("INVALID_ARGUMENT", "out must be a Float32Array");
-  const c = parseForDecode(bytes, opts);
+function expand(c: Container, bytes: Uint8Array, out: Float32Array): void {
   const [rows, cols] = c.shape;
-  if (out.length !== rows * cols) throw new Sgfp4Error("INVALID_ARGUMENT", `out has ${out.length} elements, expected O*I = ${rows * cols}`);
   const module = kernelModule();
   const bandBlockRows = Math.max(1, Math.min(c.tilesY, Math.floor(BAND_TARGET_BYTES / (64 * cols * 4))));
   const plan = planMemory(c, bandBlockRows * 64 * cols * 4);
   if (!module || plan.totalBytes > MAX_WASM_BYTES) {
-    decodeWithJs(c, bytes, out);
+    expandReference(c, bytes, out);
     return;
   }
   try {
