@@ -6,3 +6,5 @@ export * from "./blocks.js";
 export * from "./tensor.js";
 export * from "./parallel.js";
 export * from "./random.js";
+export * from "./safetensors.js";
+export * from "./model.js";
