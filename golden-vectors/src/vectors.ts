@@ -203,7 +203,7 @@ decode("v1-shape-128x1", v1([128, 1], [fp4(71, ONE, 0), t158(72, 0x4400, 0xb800)
     setU32(b, 8 + 4, 0); // block 1's offset -> slot 0, FP4
     b.fill(0xff, 16 + 2048, 16 + 4096); // slot 1: would decode as -1 everywhere if read
   });
-  decode("v1-shared-payload", intent, ["22.3", "22.3.1", "D1", "D3"], "Two blocks may point at the same payload slot; the unreferenced slot (all 0xFF) is never read.", { bytes, recordStarts: [0, 0] });
+  decode("v1-shared-payload", intent, ["22.3", "22.3.1", "D1", "D3", "P9"], "Two blocks may point at the same payload slot; the unreferenced slot (all 0xFF) is never read.", { bytes, recordStarts: [0, 0] });
 }
 {
   // Block 1's payload starts at blob offset 1024 (16-aligned, base + 2048 within the blob).
@@ -217,7 +217,7 @@ decode("v1-shape-128x1", v1([128, 1], [fp4(71, ONE, 0), t158(72, 0x4400, 0xb800)
     b.copyWithin(16 + 2048, 16 + 2048 + 1024, 16 + 4096); // C now sits at blob 2048..3071
     b.fill(0x77, 16 + 3072, 16 + 4096);
   });
-  decode("v1-payload-straddles-slots", intent, ["22.3", "22.3.1", "D3"], "A v1 offset need only be 16-aligned with base + 2048 inside the blob: block 1 reads blob bytes 1024..3071 across two slots.", { bytes, recordStarts: [0, 1024] });
+  decode("v1-payload-straddles-slots", intent, ["22.3", "22.3.1", "D3", "P9"], "A v1 offset need only be 16-aligned with base + 2048 inside the blob: block 1 reads blob bytes 1024..3071 across two slots.", { bytes, recordStarts: [0, 1024] });
 }
 
 // ================================================================= v2, decode
@@ -230,7 +230,7 @@ decode("v2-uniform8", v2([64, 64], [uniform(3, varied(3))]), ["22.8.2", "22.8.3"
 decode("v2-full4x4", v2([64, 64], [uniform(5, varied(4))]), ["22.8.2", "22.6", "22.8.3"], "LAYOUT 5 (FULL_4x4): 256 leaves, FP4 payloads padded 8 -> 16 bytes and T158 4 -> 16 bytes.");
 decode("v2-all-layouts", v2([64, 384], [uniform(0, varied(5)), uniform(1, varied(6)), uniform(2, varied(7)), uniform(3, varied(8)), mixed(deepTL, varied(9)), uniform(5, varied(10))]), ["22.8.1", "22.8.2", "D1"], "Layouts 0-5 side by side in one stream (B = 6, so the record region starts at align16(40) = 48).");
 decode("v2-mixed-single-split", v2([64, 64], [mixed(split4, varied(11))]), ["22.8.2"], "MIXED with one split: bits 1,0,0,0,0 give four 32x32 leaves in TL, TR, BL, BR order.");
-decode("v2-mixed-root-leaf", v2([64, 64], [mixed(L, () => fp4(12, ONE, 0x3400))]), ["22.8.2", "D3"], "Lead decision: a MIXED record whose split map says 'leaf' at the root (one 64x64 leaf, same geometry as UNIFORM_64) is accepted.");
+decode("v2-mixed-root-leaf", v2([64, 64], [mixed(L, () => fp4(12, ONE, 0x3400))]), ["22.8.2", "D3", "P2"], "Project decision (docs/decisions.md): a MIXED record whose split map says 'leaf' at the root (one 64x64 leaf, same geometry as UNIFORM_64) is accepted.");
 decode("v2-mixed-deepest", v2([64, 64], [mixed(fullTree(), varied(13))]), ["22.8.2"], `MIXED split to 4x4 everywhere: all ${treeBits(fullTree()).length} split-map bits set, 256 leaves in DFS order (not raster order).`);
 decode("v2-mixed-asym-tl", v2([64, 64], [mixed(deepTL, varied(14))]), ["22.8.2"], "Asymmetric MIXED tree: the top-left path splits 64 -> 32 -> 16 -> 8 -> 4, siblings stay large (13 leaves, 13 bits).");
 decode("v2-mixed-asym-br", v2([64, 64], [mixed(deepBR, varied(15))]), ["22.8.2"], "Asymmetric MIXED tree split down the bottom-right path, so quadrant order TL, TR, BL, BR decides every position.");
@@ -284,7 +284,7 @@ decode("v2-trailing-bytes", v2([64, 64], [uniform(1, varied(390))], new Uint8Arr
   if (rec0.subarray(rec1Offset).some((x, i) => x !== shared[i])) throw new Error("overlap bytes disagree");
   const bytes = assembleV2(2, [{ offset: 0, bytes: rec0 }, { offset: rec1Offset, bytes: rec1 }], [0, rec1Offset]);
   const intent = v2([64, 128], [uniform(0, () => rec0Leaf), uniform(0, () => rec1Leaf)]);
-  decode("v2-overlapping-records", intent, ["22.8.1", "22.8.2", "D1", "D3"], "Lead decision: record 1's offset points inside record 0's payload (the last 32 bytes are shared); overlap is not a reject reason, so each record is read where its offset points.", { bytes, recordStarts: [32, 32 + rec1Offset], payloadOffsets: [48, 32 + rec1Offset + 16] });
+  decode("v2-overlapping-records", intent, ["22.8.1", "22.8.2", "D1", "D3", "P1"], "Project decision (docs/decisions.md): record 1's offset points inside record 0's payload (the last 32 bytes are shared); overlap is not a reject reason, so each record is read where its offset points.", { bytes, recordStarts: [32, 32 + rec1Offset], payloadOffsets: [48, 32 + rec1Offset + 16] });
 }
 decode("v2-both-modes-4x4", v2([64, 64], [mixed(quad(quad(quad(split4, split4, L, L), L, L, L), L, L, quad(L, L, L, quad(split4, L, L, split4))), (i, g) => leafOf(i % 3 === 0 ? T158 : FP4, 410 + i, 0x3800 + i * 0x40, 0xb000 + i * 0x30, g.size))]), ["22.6", "22.8.2"], "4x4 leaves of both modes interleaved in a MIXED record: each payload padded to 16 bytes, next leaf read after the pad.");
 
@@ -333,6 +333,7 @@ reject("v2-reject-magic-lowercase", "v2", B_U64, patched(B_U64.bytes, (b) => b.s
 reject("v2-reject-v1-stream", "v2", B_U64, V1_BASE.bytes, "BAD_MAGIC", ["22.8.1", "D3"], "A valid v1 stream read as profile v2 fails the magic check.");
 reject("v2-reject-version-1", "v2", B_U64, patched(B_U64.bytes, (b) => (b[4] = 0x01)), "BAD_VERSION", ["22.8.1", "D3"], "Version byte 0x01.");
 reject("v2-reject-version-3", "v2", B_U64, patched(B_U64.bytes, (b) => (b[4] = 0x03)), "BAD_VERSION", ["22.8.1", "D3"], "Version byte 0x03.");
+reject("v2-reject-shorter-than-magic", "v2", B_U64, B_U64.bytes.slice(0, 3), "TRUNCATED", ["22.8.1", "D3", "P4"], "A 3-byte stream that is a prefix of SGF4 ends inside the magic: TRUNCATED, not BAD_MAGIC (docs/decisions.md 4).");
 reject("v2-reject-truncated-fixed-header", "v2", B_U64, B_U64.bytes.slice(0, 12), "TRUNCATED", ["22.8.1", "D3"], "The stream ends at byte 12, inside the 16-byte fixed header.");
 reject("v2-reject-truncated-offset-table", "v2", B_TWO, B_TWO.bytes.slice(0, 22), "TRUNCATED", ["22.8.1", "D3"], "The stream ends at byte 22, inside the 2-entry record offset table.");
 reject("v2-reject-truncated-table-pad", "v2", B_U64, B_U64.bytes.slice(0, 24), "TRUNCATED", ["22.8.1", "D1", "D3"], "The stream ends at byte 24, inside the offset-table pad (B = 1, region base 32).");

@@ -41,7 +41,7 @@ describe("the committed vector set (VECTORS.md format)", () => {
     for (const m of metas) {
       expect(m.id + ".json", m.id).toBe(index.vectors.find((n) => n === m.id + ".json"));
       expect(m.clauses.length, m.id).toBeGreaterThan(0);
-      for (const c of m.clauses) expect(c, m.id).toMatch(/^(22(\.\d+)+|D[1-5])$/);
+      for (const c of m.clauses) expect(c, m.id).toMatch(/^(22(\.\d+)+|D[1-5]|P\d+)$/);
       expect(m.description.length, m.id).toBeGreaterThan(10);
       expect(m.description.trim().endsWith("."), m.id).toBe(true);
       expect(m.container).toBe(`${m.id}.${m.profile === "v1" ? "fp4" : "sgfp4"}`);
