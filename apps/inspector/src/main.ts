@@ -42,6 +42,9 @@ const cpu = new CpuWorkerBackend();
 const gpu = new WebGpuBackend();
 const backends: DecoderBackend[] = [cpu, gpu];
 const availability = new Map<string, Promise<Availability>>(backends.map((b) => [b.name, b.available()]));
+/** what each backend runs on, shown beside its result */
+const backendDetail = new Map<string, string>();
+for (const [name, p] of availability) void p.then((a) => a.ok && backendDetail.set(name, a.detail ?? ""));
 
 let opened: Opened | undefined;
 let container: Container | undefined;
@@ -331,7 +334,7 @@ function renderDecoders(): void {
       if (!d) return `<tr data-backend="${b.name}"><td>${b.name}</td><td class="skip">waiting</td><td></td><td></td></tr>`;
       const cls = d.status === "ok" ? "pass" : d.status === "failed" ? "fail" : "skip";
       const result = d.status === "ok" ? `decoded ${d.out!.length} values` : d.status === "failed" ? `error ${d.code}` : d.status;
-      const detail = d.status === "ok" ? "" : (d.message ?? "");
+      const detail = d.status === "ok" ? (b === cpu && cpu.label ? cpu.label : (backendDetail.get(b.name) ?? "")) : (d.message ?? "");
       return `<tr data-backend="${b.name}"><td>${b.name}</td><td class="${cls}">${esc(result)}</td><td>${d.ms !== undefined ? d.ms.toFixed(1) + " ms" : ""}</td><td class="small">${esc(detail)}</td></tr>`;
     })
     .join("");

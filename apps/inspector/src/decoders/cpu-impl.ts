@@ -1,8 +1,5 @@
-/**
- * Which CPU decode the worker runs. Until @sgfp4/cpu-decoder is built this is the page's own
- * leaf-table walk; once it lands this file imports its browser-safe main entry instead.
- */
-import { referenceDecode } from "./reference-decode";
+/** The CPU decode the worker runs: @sgfp4/cpu-decoder's browser-safe main entry (wasm SIMD kernel). */
+import { decode, kernelAvailable } from "@sgfp4/cpu-decoder";
 
-export const CPU_DECODER_LABEL = "inspector reference walk (stand-in until @sgfp4/cpu-decoder)";
-export const decodeOnCpu = referenceDecode;
+export const cpuDecoderLabel = (): string => `@sgfp4/cpu-decoder, ${kernelAvailable() ? "WebAssembly SIMD kernel" : "JS reference loop (no wasm SIMD here)"}`;
+export const decodeOnCpu = decode;

@@ -1,6 +1,6 @@
 /// <reference lib="webworker" />
 /** Runs CPU decodes off the main thread so a 4096x4096 tensor never freezes the page. */
-import { decodeOnCpu } from "./cpu-impl";
+import { cpuDecoderLabel, decodeOnCpu } from "./cpu-impl";
 import type { Profile, Shape } from "@sgfp4/format";
 
 export interface DecodeRequest {
@@ -9,7 +9,7 @@ export interface DecodeRequest {
   profile: Profile;
   shape: [number, number];
 }
-export type DecodeReply = { id: number; ok: true; out: Float32Array; ms: number } | { id: number; ok: false; code: string; message: string };
+export type DecodeReply = { id: number; ok: true; out: Float32Array; ms: number; label: string } | { id: number; ok: false; code: string; message: string };
 
 const scope = self as unknown as DedicatedWorkerGlobalScope;
 
@@ -18,7 +18,7 @@ scope.onmessage = async (ev: MessageEvent<DecodeRequest>) => {
   const t0 = performance.now();
   try {
     const out = await decodeOnCpu(bytes, { profile, shape: shape as Shape });
-    const reply: DecodeReply = { id, ok: true, out, ms: performance.now() - t0 };
+    const reply: DecodeReply = { id, ok: true, out, ms: performance.now() - t0, label: cpuDecoderLabel() };
     scope.postMessage(reply, [out.buffer]);
   } catch (e) {
     const o = e as { code?: unknown; message?: unknown };

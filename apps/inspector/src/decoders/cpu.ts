@@ -1,16 +1,17 @@
 /** CPU decoder backend: one module worker, requests matched by id. */
 import type { DecodeReply, DecodeRequest } from "./cpu-worker";
-import { CPU_DECODER_LABEL } from "./cpu-impl";
 import { DecodeFailure, type Availability, type DecodeOptions, type DecoderBackend } from "./types";
 
 export class CpuWorkerBackend implements DecoderBackend {
   readonly name = "CPU";
+  /** what the worker said it ran (wasm kernel or JS loop), after the first decode */
+  label = "";
   private worker: Worker | undefined;
   private nextId = 1;
   private pending = new Map<number, { resolve: (f: Float32Array) => void; reject: (e: DecodeFailure) => void }>();
 
   async available(): Promise<Availability> {
-    return typeof Worker === "function" ? { ok: true, detail: `${CPU_DECODER_LABEL}, in a Web Worker` } : { ok: false, reason: "this browser has no Web Workers" };
+    return typeof Worker === "function" ? { ok: true, detail: "@sgfp4/cpu-decoder in a Web Worker" } : { ok: false, reason: "this browser has no Web Workers" };
   }
 
   private ensureWorker(): Worker {
@@ -21,7 +22,10 @@ export class CpuWorkerBackend implements DecoderBackend {
       const p = this.pending.get(r.id);
       if (!p) return;
       this.pending.delete(r.id);
-      if (r.ok) p.resolve(r.out);
+      if (r.ok) {
+        this.label = r.label;
+        p.resolve(r.out);
+      }
       else p.reject(new DecodeFailure(r.code, r.message));
     };
     w.onerror = (ev) => {
