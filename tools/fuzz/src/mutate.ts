@@ -157,7 +157,8 @@ export function mutateOnce(rng: Rng, m: Mutated, kind: MutationKind, c: Containe
       return `split-map[${blk.index}]^bit${k}`;
     }
     case "v1-offset": {
-      if (m.profile === "v2" || !c) return mutateOnce(rng, m, "record-offset", c);
+      if (m.profile === "v2") return mutateOnce(rng, m, "record-offset", c);
+      if (!c) return mutateOnce(rng, m, "flip-bit", c);
       const i = rng.int(0, c.blockCount - 1);
       const at = 4 * c.blockCount + 4 * i;
       const cur = getU32(b, at);

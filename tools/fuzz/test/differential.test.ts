@@ -1,0 +1,50 @@
+/**
+ * The bounded deterministic fuzz run of CI: a fixed seed on every backend available here.
+ * Valid cases must decode to the constructed output on all of them, mutated ones must be
+ * rejected by all or decoded identically by all, nothing may throw a non-Sgfp4 error or hang.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { ConformanceBackend } from "@sgfp4/conformance";
+import { formatStats, loadBackends, runFuzz } from "../src/index.js";
+
+const SEED = 20250601;
+const CASES = 300;
+/** The Python example runs as one process per decode: fewer cases keep CI short. */
+const PYTHON_CASES = 40;
+
+let inProcess: ConformanceBackend[] = [];
+let withPython: ConformanceBackend[] = [];
+
+beforeAll(async () => {
+  const loaded = await loadBackends(["cpu", "webgpu", "vulkan"]);
+  for (const u of loaded.unavailable) console.log(`fuzz: backend ${u.name} unavailable here: ${u.reason}`);
+  inProcess = loaded.ready;
+  const py = await loadBackends(["python"]);
+  withPython = [...inProcess, ...py.ready];
+}, 120_000);
+
+afterAll(async () => {
+  for (const b of withPython) await b.close?.().catch(() => undefined);
+});
+
+describe("bounded differential fuzz", () => {
+  it("the CPU backend is available (the other backends join when they are)", () => {
+    expect(inProcess.map((b) => b.name)).toContain("cpu");
+  });
+
+  it(`seed ${SEED}, ${CASES} cases: no disagreement`, async () => {
+    const stats = await runFuzz(inProcess, { seed: SEED, cases: CASES, caseTimeoutMs: 30_000 });
+    console.log(formatStats(stats));
+    expect(stats.findings.map((f) => `case ${f.caseIndex}: ${f.reason}`)).toEqual([]);
+    expect(stats.valid).toBeGreaterThan(50);
+    expect(stats.mutated).toBeGreaterThan(50);
+    for (const b of inProcess) expect(stats.backends[b.name]!.cases).toBe(CASES);
+  }, 240_000);
+
+  it(`with the Python example decoder, ${PYTHON_CASES} cases: no disagreement`, async () => {
+    const stats = await runFuzz(withPython, { seed: SEED + 1, cases: PYTHON_CASES, caseTimeoutMs: 30_000 });
+    console.log(formatStats(stats));
+    expect(stats.findings.map((f) => `case ${f.caseIndex}: ${f.reason}`)).toEqual([]);
+    expect(stats.backends.python?.cases).toBe(PYTHON_CASES);
+  }, 240_000);
+});
