@@ -108,8 +108,20 @@ const tail = (s: string): string => {
   return t.length > 500 ? "..." + t.slice(-500) : t;
 };
 
+const commandBackends = new WeakSet<ConformanceBackend>();
+/** True for backends made by createCommandBackend (each case is a process: worth running several at once). */
+export function isCommandBackend(b: ConformanceBackend): boolean {
+  return commandBackends.has(b);
+}
+
 export function createCommandBackend(template: string, opts: CommandBackendOptions = {}): ConformanceBackend {
   checkTemplate(template);
+  const backend = makeCommandBackend(template, opts);
+  commandBackends.add(backend);
+  return backend;
+}
+
+function makeCommandBackend(template: string, opts: CommandBackendOptions): ConformanceBackend {
   const timeoutMs = opts.timeoutMs ?? 60_000;
   let workDir: string | undefined;
   let counter = 0;

@@ -25,6 +25,7 @@ export {
   REJECT_EXIT_STATUS,
   checkTemplate,
   createCommandBackend,
+  isCommandBackend,
   fillTemplate,
   shellQuote,
 } from "./command-backend.js";

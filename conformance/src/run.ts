@@ -56,6 +56,7 @@ export interface ConformanceResult {
 
 export type ProgressEvent =
   | { type: "backend-start"; backend: string; available: boolean; reason?: string; total: number }
+  /** index: how many cases of this backend had finished before this one */
   | { type: "case"; backend: string; index: number; total: number; vector: string; status: CaseResult["status"] }
   | { type: "backend-end"; backend: string; result: BackendResult };
 
@@ -67,6 +68,11 @@ export interface RunOptions {
   onProgress?: (e: ProgressEvent) => void;
   /** per-case limit for a backend's decode promise; default 120 s */
   caseTimeoutMs?: number;
+  /**
+   * Cases run at once per backend (default 1). Worth raising for --backend-cmd decoders, which
+   * spend most of their time starting a process; in-process backends gain little.
+   */
+  concurrency?: number | ((backend: ConformanceBackend) => number);
   /** close() each backend at the end (default true) */
   closeBackends?: boolean;
 }
@@ -191,22 +197,37 @@ export async function runConformance(opts: RunOptions): Promise<ConformanceResul
         if (availability.detail) result.detail = availability.detail;
       } else result.reason = availability.reason;
       opts.onProgress?.({ type: "backend-start", backend: backend.name, available: availability.ok, ...(availability.ok ? {} : { reason: availability.reason }), total: vectors.length });
-      for (const [index, vector] of vectors.entries()) {
+      const runOne = async (vector: Vector): Promise<CaseResult> => {
         const c0 = Date.now();
-        let c: CaseResult;
         if (!availability.ok) {
           const reason = availability.reason;
-          c = isRequired
+          return isRequired
             ? { vector: vector.id, expect: describeExpect(vector), status: "failed", durationMs: 0, failure: { kind: "required-unavailable", reason, message: `required backend is unavailable: ${reason}` } }
             : { vector: vector.id, expect: describeExpect(vector), status: "skipped", durationMs: 0, reason };
-        } else {
-          const failure = await checkCase(backend, vector, opts.caseTimeoutMs);
-          c = { vector: vector.id, expect: describeExpect(vector), status: failure ? "failed" : "passed", durationMs: Date.now() - c0 };
-          if (failure) c.failure = failure;
         }
+        const failure = await checkCase(backend, vector, opts.caseTimeoutMs);
+        const c: CaseResult = { vector: vector.id, expect: describeExpect(vector), status: failure ? "failed" : "passed", durationMs: Date.now() - c0 };
+        if (failure) c.failure = failure;
+        return c;
+      };
+      // Cases of one backend run `concurrency` at a time; results stay in vector order.
+      const cases: CaseResult[] = new Array(vectors.length);
+      let next = 0;
+      let done = 0;
+      const worker = async (): Promise<void> => {
+        while (next < vectors.length) {
+          const i = next++;
+          const c = await runOne(vectors[i]!);
+          cases[i] = c;
+          opts.onProgress?.({ type: "case", backend: backend.name, index: done++, total: vectors.length, vector: c.vector, status: c.status });
+        }
+      };
+      const wanted = typeof opts.concurrency === "function" ? opts.concurrency(backend) : (opts.concurrency ?? 1);
+      const workers = availability.ok ? Math.max(1, Math.min(Math.floor(wanted) || 1, vectors.length)) : 1;
+      await Promise.all(Array.from({ length: workers }, worker));
+      for (const c of cases) {
         result[c.status]++;
         result.cases.push(c);
-        opts.onProgress?.({ type: "case", backend: backend.name, index, total: vectors.length, vector: vector.id, status: c.status });
       }
       result.durationMs = Date.now() - t0;
       results.push(result);

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { checkTemplate, createCommandBackend, fillTemplate, loadVectorSet, resolveBackends, runConformance, type VectorSet } from "../src/index.js";
+import { checkTemplate, createCommandBackend, isCommandBackend, fillTemplate, loadVectorSet, resolveBackends, runConformance, type VectorSet } from "../src/index.js";
 import { buildVectorSet, type BuiltSet } from "./fixtures.js";
 
 let built: BuiltSet;
@@ -99,6 +99,14 @@ describe("--backend-cmd protocol", () => {
     expect(b!.name).toBe("cmd");
     const r = await runConformance({ vectors: set, backends: [b!] });
     expect(r.totals.passed).toBe(4);
+  });
+
+  it("runs several processes at once with concurrency, keeping vector order", async () => {
+    const backend = createCommandBackend(template());
+    expect(isCommandBackend(backend)).toBe(true);
+    const r = await runConformance({ vectors: set, backends: [backend], concurrency: (b) => (isCommandBackend(b) ? 3 : 1) });
+    expect(r.totals).toEqual({ passed: 4, failed: 0, skipped: 0 });
+    expect(r.backends[0]!.cases.map((c) => c.vector)).toEqual(built.ids);
   });
 
   it("checks templates and quotes values for the shell", () => {

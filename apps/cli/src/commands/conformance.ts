@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import type { Command } from "commander";
 import {
   ALL_BUILTINS,
@@ -5,6 +6,7 @@ import {
   VectorSetError,
   defaultVectorsDir,
   formatTable,
+  isCommandBackend,
   loadVectorSet,
   resolveBackends,
   runConformance,
@@ -54,6 +56,7 @@ interface ConformanceOpts {
   report: string[];
   require: string[];
   cmdTimeout: string;
+  jobs?: string;
 }
 
 export function registerConformance(program: Command): void {
@@ -66,10 +69,13 @@ export function registerConformance(program: Command): void {
     .option("--report <spec>", "json=FILE and/or junit=FILE, comma-separated; repeatable", collectList, [])
     .option("--require <name>", "fail if this backend is unavailable (release gating); repeatable", collectList, [])
     .option("--cmd-timeout <seconds>", "per-vector limit for --backend-cmd decoders", "60")
+    .option("--jobs <n>", "--backend-cmd decoders run this many at once (default: CPU count, at most 8)")
     .action(async (opts: ConformanceOpts) => {
       const reports = parseReports(opts.report);
       const timeout = Number(opts.cmdTimeout);
       if (!(timeout > 0)) throw usage(`--cmd-timeout must be a positive number of seconds, got "${opts.cmdTimeout}"`);
+      const jobs = opts.jobs === undefined ? Math.min(8, availableParallelism()) : Number(opts.jobs);
+      if (!Number.isInteger(jobs) || jobs < 1) throw usage(`--jobs must be an integer >= 1, got "${opts.jobs}"`);
       let names = opts.backend.length ? opts.backend : opts.backendCmd.length ? [] : ["all"];
       // --require NAME adds a built-in that is not already named
       const extra = opts.require.filter((r) => (ALL_BUILTINS as string[]).includes(r) && !names.includes(r) && !names.includes("all"));
@@ -98,7 +104,7 @@ export function registerConformance(program: Command): void {
       const unknown = opts.require.filter((r) => !present.has(r));
       if (unknown.length) throw usage(`--require ${unknown.join(", ")}: no such backend in this run (backends: ${[...present].join(", ") || "none"})`);
       const progress = progressPrinter();
-      const result = await runConformance({ vectors, backends, require: opts.require, ...(progress ? { onProgress: progress } : {}) });
+      const result = await runConformance({ vectors, backends, require: opts.require, concurrency: (b) => (isCommandBackend(b) ? jobs : 1), ...(progress ? { onProgress: progress } : {}) });
       for (const f of reports.json) await writeFileAtomic(f, toJSON(result));
       for (const f of reports.junit) await writeFileAtomic(f, toJUnit(result));
       process.stdout.write(formatTable(result));
