@@ -36,9 +36,12 @@ export function parseReports(specs: readonly string[]): ReportTargets {
 function progressPrinter(): ((e: ProgressEvent) => void) | undefined {
   if (!process.stderr.isTTY) return undefined;
   let last = 0;
+  let skipping = false;
   return (e) => {
-    if (e.type === "backend-start" && !e.available) process.stderr.write(`\r\x1b[K${e.backend}: unavailable (${e.reason ?? ""})\n`);
-    else if (e.type === "case") {
+    if (e.type === "backend-start") {
+      skipping = !e.available;
+      if (skipping) process.stderr.write(`\r\x1b[K${e.backend}: unavailable (${e.reason ?? ""})\n`);
+    } else if (e.type === "case" && !skipping) {
       const now = Date.now();
       if (now - last < 50 && e.index + 1 < e.total) return;
       last = now;
