@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile, readdir, writeFile } from "node:fs/promises";
 import path from "node:path";
@@ -7,6 +8,14 @@ import { BIN, REF_BACKEND, badVersion, leBytes, mockModule, sgfp4, tempDir, v1Ca
 let dir: string;
 beforeAll(async () => {
   dir = await tempDir();
+});
+
+describe("sgfp4 launcher", () => {
+  it("bin/sgfp4.js (the package bin) runs the built CLI", () => {
+    const r = spawnSync(process.execPath, [path.resolve(path.dirname(BIN), "../bin/sgfp4.js"), "--version"], { encoding: "utf8" });
+    expect(r.status).toBe(0);
+    expect(r.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
+  });
 });
 
 describe("sgfp4 decode", () => {
