@@ -155,26 +155,28 @@ async function openNow(o: Opened, gen: number): Promise<void> {
   }
 
   status = "decoding";
+  // This open's own results: a slower decode of an earlier file never writes here.
+  const results: Record<string, DecodeResult> = {};
+  decodes = results;
   renderDecoders();
   const runs = backends.map(async (b) => {
     const a = await availability.get(b.name)!;
     if (!a.ok) {
-      decodes[b.name] = { backend: b.name, status: "unavailable", message: a.reason };
+      results[b.name] = { backend: b.name, status: "unavailable", message: a.reason };
+      if (gen === generation) renderDecoders();
       return;
     }
-    decodes[b.name] = { backend: b.name, status: "running" };
-    renderDecoders();
+    results[b.name] = { backend: b.name, status: "running" };
+    if (gen === generation) renderDecoders();
     const start = performance.now();
     try {
       const out = await b.decode(o.bytes, { profile, shape: o.shape });
-      if (gen !== generation) return;
-      decodes[b.name] = { backend: b.name, status: "ok", ms: performance.now() - start, out };
+      results[b.name] = { backend: b.name, status: "ok", ms: performance.now() - start, out };
     } catch (e) {
-      if (gen !== generation) return;
       const f = toFailure(e);
-      decodes[b.name] = { backend: b.name, status: "failed", ms: performance.now() - start, code: f.code, message: f.message };
+      results[b.name] = { backend: b.name, status: "failed", ms: performance.now() - start, code: f.code, message: f.message };
     }
-    renderDecoders();
+    if (gen === generation) renderDecoders();
   });
   await Promise.all(runs);
   if (gen !== generation) return;
@@ -210,7 +212,14 @@ function renderSummary(parseMs: number): void {
   } else if (opened) rows.push(["shape O x I", `${opened.shape[0]} x ${opened.shape[1]}`], ["parse", parseError ? `refused: ${parseError.code}` : ""]);
   dl.innerHTML = rows.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join("");
   const ul = $("warnings");
-  ul.innerHTML = (container?.warnings ?? []).slice(0, 20).map((w) => `<li>warning (${esc(w.kind)}): ${esc(w.message)}</li>`).join("");
+  // One line per kind of warning: a container can have thousands of the same one.
+  const byKind = new Map<string, { n: number; first: string }>();
+  for (const w of container?.warnings ?? []) {
+    const k = byKind.get(w.kind);
+    if (k) k.n++;
+    else byKind.set(w.kind, { n: 1, first: w.message });
+  }
+  ul.innerHTML = [...byKind].map(([kind, { n, first }]) => `<li>warning ${esc(kind)}: ${esc(first)}${n > 1 ? ` (and ${n - 1} more)` : ""}</li>`).join("");
 
   const hl = $<HTMLCanvasElement>("hist-layouts");
   const hs = $<HTMLCanvasElement>("hist-sizes");
@@ -708,6 +717,8 @@ const api = {
   state() {
     return {
       status,
+      /** counts opens, so a test can wait for the next one */
+      generation,
       file: opened?.name,
       parseError,
       model: model && {

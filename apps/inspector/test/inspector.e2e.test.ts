@@ -11,7 +11,8 @@ import type { BrowserContext, Page } from "playwright-core";
 import { CHROMIUM, haveChromium, launch } from "./support/browser";
 import { serveStatic } from "./support/server";
 import { appRoot } from "./support/build-once";
-import { decodedSha256, f32Bytes, makeLarge, makeMixedV2, makeV1, npy, sha256Hex, withReservedBit, type Made } from "./support/containers";
+import { encodeTensor } from "@sgfp4/encoder";
+import { decodedSha256, f32Bytes, heroTensor, makeLarge, makeMixedV2, makeV1, npy, sha256Hex, withReservedBit, type Made } from "./support/containers";
 
 const SHOTS = resolve(appRoot, "screenshots");
 const VECTORS = resolve(appRoot, "../../golden-vectors/vectors");
@@ -50,8 +51,13 @@ describe.skipIf(!haveChromium)("inspector in Chromium", () => {
   const state = (p: Page = page): Promise<InspectorState> => p.evaluate(() => window.__inspector.state());
 
   async function openFile(m: { name: string; bytes: Uint8Array }, p: Page = page): Promise<InspectorState> {
+    const before = (await state(p)).generation;
     await p.setInputFiles("#file-input", { name: m.name, mimeType: "application/octet-stream", buffer: Buffer.from(m.bytes) });
-    await p.waitForFunction((name) => window.__inspector.state().file === name && window.__inspector.state().status === "done", m.name, { timeout: 180_000 });
+    await p.waitForFunction(
+      ([name, gen]) => window.__inspector.state().generation > (gen as number) && window.__inspector.state().file === name && window.__inspector.state().status === "done",
+      [m.name, before] as const,
+      { timeout: 180_000 },
+    );
     return state(p);
   }
 
@@ -134,8 +140,46 @@ describe.skipIf(!haveChromium)("inspector in Chromium", () => {
     expect(s.snrDb).toBeCloseTo(snr, 6);
     expect(await page.locator("#snr").innerText()).toContain(`SNR ${snr.toFixed(2)} dB`);
     expect(await page.locator("#values-select").inputValue()).toBe("error");
+    await page.locator("#values-panel").screenshot({ path: join(SHOTS, "error-map.png") });
+  });
+
+  it("shows an encoder-made container: leaf statistics and SNR match the encoder's own report", async () => {
+    const { data, shape } = heroTensor();
+    const enc = await encodeTensor(data, shape, { profile: "v2", bpw: 4.25 });
+    const s = await openFile({ name: `blk.0.ffn.${shape[0]}x${shape[1]}.sgfp4`, bytes: enc.bytes });
+    expect(s.decodes.CPU?.status).toBe("ok");
+    expect(s.agreement).toEqual({ equal: true });
+    expect(await page.evaluate(() => window.__inspector.decodedBits("WebGPU"))).toEqual(Array.from(new Uint32Array(enc.decoded.buffer)));
+    const sizes = s.model!.histograms.leafSizes.map((h) => h.count);
+    expect(sizes).toEqual([4, 8, 16, 32, 64].map((n) => enc.stats.leafSizes[String(n)] ?? 0));
+    // Leaves tile the padded grid exactly: areas add up and no element is claimed twice.
+    const leaves = await page.evaluate(() => window.__inspector.leaves());
+    const owner = new Int32Array(shape[0] * shape[1]).fill(-1);
+    let area = 0;
+    for (let i = 0; i < leaves.length / 4; i++) {
+      const [r0, c0, size] = [leaves[4 * i]!, leaves[4 * i + 1]!, leaves[4 * i + 2]!];
+      area += size * size;
+      for (let r = r0; r < Math.min(r0 + size, shape[0]); r++) for (let c = c0; c < Math.min(c0 + size, shape[1]); c++) {
+        expect(owner[r * shape[1] + c]).toBe(-1);
+        owner[r * shape[1] + c] = i;
+      }
+    }
+    expect(area).toBe(shape[0] * shape[1]);
+    await page.setInputFiles("#original-input", { name: "blk.0.ffn.npy", mimeType: "application/octet-stream", buffer: Buffer.from(npy(data, shape)) });
+    await page.waitForFunction(() => window.__inspector.state().snrDb !== undefined);
+    expect((await state()).snrDb).toBeCloseTo(enc.stats.snrDb, 3);
+    await page.selectOption("#values-select", "decoded:WebGPU");
+
+    // The picture for the README: structure with a hover, decoded values beside it.
+    await page.setViewportSize({ width: 1400, height: 960 });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    const box = (await page.locator("#structure-canvas").boundingBox())!;
+    const view = await page.evaluate(() => ({ s: window.__inspector.structureView.scale, r: window.__inspector.structureView.originRow, c: window.__inspector.structureView.originCol }));
+    await page.mouse.move(box.x + 1 + (300 - view.c) * view.s, box.y + 1 + (163 - view.r) * view.s);
+    await expect.poll(() => page.locator("#tooltip").isVisible()).toBe(true);
+    await page.screenshot({ path: join(SHOTS, "inspector.png") });
     await page.mouse.move(0, 0);
-    await page.screenshot({ path: join(SHOTS, "inspector.png"), fullPage: false });
+    await page.setViewportSize({ width: 1400, height: 1000 });
   });
 
   it("shows the decoder's error code and message for a bad container, never a blank page", async () => {

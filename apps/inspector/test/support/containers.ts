@@ -175,3 +175,30 @@ export function npy(data: Float32Array, shape: number[]): Uint8Array {
 
 export const f32Bytes = (a: Float32Array): Uint8Array => new Uint8Array(a.buffer.slice(a.byteOffset, a.byteOffset + a.byteLength));
 export { decodedSha256, sha256Hex };
+
+/**
+ * A 384 x 512 tensor with visible structure for the encoder to adapt to: a smooth ramp (large
+ * leaves), Gaussian noise, a band of outlier rows and a sparse corner.
+ */
+export function heroTensor(): { data: Float32Array; shape: [number, number] } {
+  const rows = 384;
+  const cols = 512;
+  const data = new Float32Array(rows * cols);
+  let seed = 12345;
+  const rand = () => {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    return seed / 2 ** 32;
+  };
+  const gauss = () => Math.sqrt(-2 * Math.log(rand() + 1e-12)) * Math.cos(2 * Math.PI * rand());
+  for (let r = 0; r < rows; r++) {
+    for (let c = 0; c < cols; c++) {
+      let v: number;
+      if (c < 192) v = 0.02 * Math.sin(r / 40) + 0.01 * Math.cos(c / 25);
+      else if (r < 256) v = 0.02 * gauss() * (1 + 3 * Math.exp(-((c - 380) ** 2) / 2000));
+      else v = rand() < 0.05 ? 0.08 * gauss() : 0;
+      if (r >= 160 && r < 168) v *= 6;
+      data[r * cols + c] = v;
+    }
+  }
+  return { data, shape: [rows, cols] };
+}
