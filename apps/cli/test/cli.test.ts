@@ -199,6 +199,15 @@ describe("sgfp4 conformance", () => {
     expect(r.status).toBe(0);
   });
 
+  it("--filter keeps the matching vectors", async () => {
+    const { dir: vdir, answers } = await vectorFolder();
+    const mod = await mockModule(vdir, answers, { name: "mock" });
+    const r = sgfp4(["conformance", "--vectors", vdir, "--backend", mod, "--filter", "v2-"]);
+    expect(r.stdout).toMatch(/^SGFP4 conformance: 2 vectors/);
+    expect(r.stdout.trimEnd().split("\n").at(-1)).toBe("2 passed, 0 failed, 0 skipped");
+    expect(sgfp4(["conformance", "--vectors", vdir, "--backend", mod, "--filter", "nothing"]).status).toBe(2);
+  });
+
   it("reports a broken vector folder and bad options clearly", async () => {
     const empty = await tempDir();
     expect(sgfp4(["conformance", "--vectors", empty, "--backend", REF_BACKEND])).toMatchObject({ status: 1, stderr: expect.stringMatching(/^error: invalid vector set: cannot read .*index\.json/) });

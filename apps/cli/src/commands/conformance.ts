@@ -60,6 +60,7 @@ interface ConformanceOpts {
   require: string[];
   cmdTimeout: string;
   jobs?: string;
+  filter: string[];
 }
 
 export function registerConformance(program: Command): void {
@@ -72,6 +73,7 @@ export function registerConformance(program: Command): void {
     .option("--report <spec>", "json=FILE and/or junit=FILE, comma-separated; repeatable", collectList, [])
     .option("--require <name>", "fail if this backend is unavailable (release gating); repeatable", collectList, [])
     .option("--cmd-timeout <seconds>", "per-vector limit for --backend-cmd decoders", "60")
+    .option("--filter <text>", "only vectors whose id contains this text; repeatable (any may match)", collect, [])
     .option("--jobs <n>", "--backend-cmd decoders run this many at once (default: CPU count, at most 8)")
     .action(async (opts: ConformanceOpts) => {
       const reports = parseReports(opts.report);
@@ -95,6 +97,11 @@ export function registerConformance(program: Command): void {
       } catch (e) {
         if (e instanceof VectorSetError) throw new CliError(`invalid vector set: ${e.message}`, EXIT.FAILURE);
         throw e;
+      }
+      if (opts.filter.length) {
+        const kept = vectors.vectors.filter((v) => opts.filter.some((f) => v.id.includes(f)));
+        if (kept.length === 0) throw usage(`--filter ${opts.filter.join(", ")}: no vector id matches`);
+        vectors = { ...vectors, vectors: kept };
       }
       let backends;
       try {
