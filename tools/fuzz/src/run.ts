@@ -70,7 +70,9 @@ export interface FuzzOptions {
   mutateRatio?: number;
   caseTimeoutMs?: number;
   maxTiles?: number;
-  onCase?: (index: number, stats: FuzzStats) => void;
+  onCaseStart?: (index: number) => void;
+  /** after each case, with its outcomes, the finding if any, and each backend's time (ms) */
+  onCaseDone?: (index: number, outcomes: Record<string, Outcome>, info: { mutated: boolean; finding?: Finding; ms: Record<string, number> }) => void | Promise<void>;
   onFinding?: (f: Finding) => void | Promise<void>;
 }
 
@@ -165,16 +167,18 @@ export function makeCase(seed: number, index: number, opts: { mutateRatio?: numb
   return { valid, mutated: mutate(rng, valid) };
 }
 
-export async function runOutcomes(backends: readonly ConformanceBackend[], input: FuzzInput, timeoutMs: number, stats?: FuzzStats): Promise<Record<string, Outcome>> {
+export async function runOutcomes(backends: readonly ConformanceBackend[], input: FuzzInput, timeoutMs: number, stats?: FuzzStats, ms?: Record<string, number>): Promise<Record<string, Outcome>> {
   const outcomes: Record<string, Outcome> = {};
   for (const b of backends) {
     const t0 = performance.now();
     const o = await decodeOutcome(b, input, timeoutMs);
     outcomes[b.name] = o;
+    const took = performance.now() - t0;
+    if (ms) ms[b.name] = took;
     if (stats) {
       const s = stats.backends[b.name]!;
       s.cases++;
-      s.ms += performance.now() - t0;
+      s.ms += took;
       if (o.kind === "decoded") s.decoded++;
       else if (o.kind === "rejected") s.rejected[o.code] = (s.rejected[o.code] ?? 0) + 1;
       else if (o.kind === "timeout") s.timeouts++;
@@ -196,17 +200,20 @@ export async function runFuzz(backends: readonly ConformanceBackend[], opts: Fuz
     const input: FuzzInput = mutated ? { profile: mutated.profile, shape: mutated.shape, bytes: mutated.bytes } : { profile: valid.profile, shape: valid.shape, bytes: valid.bytes };
     if (mutated) stats.mutated++;
     else stats.valid++;
-    const outcomes = await runOutcomes(backends, input, timeoutMs, stats);
+    opts.onCaseStart?.(i);
+    const ms: Record<string, number> = {};
+    const outcomes = await runOutcomes(backends, input, timeoutMs, stats, ms);
     stats.cases++;
     const expected = mutated ? undefined : valid.expected;
     if (mutated && Object.values(outcomes).every((o) => o.kind === "decoded")) stats.mutatedDecoded++;
     const reason = judge(outcomes, expected);
+    let finding: Finding | undefined;
     if (reason !== null) {
-      const finding: Finding = { caseIndex: i, seed: opts.seed, mutated: !!mutated, ops: mutated?.ops ?? [], input, outcomes, reason, ...(expected ? { expected } : {}) };
+      finding = { caseIndex: i, seed: opts.seed, mutated: !!mutated, ops: mutated?.ops ?? [], input, outcomes, reason, ...(expected ? { expected } : {}) };
       stats.findings.push(finding);
       await opts.onFinding?.(finding);
     }
-    opts.onCase?.(i, stats);
+    await opts.onCaseDone?.(i, outcomes, { mutated: !!mutated, ms, ...(finding ? { finding } : {}) });
   }
   stats.durationMs = Date.now() - started;
   return stats;
