@@ -235,7 +235,8 @@ export async function runConformance(opts: RunOptions): Promise<ConformanceResul
     }
   } finally {
     if (opts.closeBackends !== false) {
-      for (const b of opts.backends) await b.close?.().catch(() => undefined);
+      // a failing close() must not hide the results
+      for (const b of opts.backends) await Promise.resolve().then(() => b.close?.()).catch(() => undefined);
     }
   }
   const totals = { passed: 0, failed: 0, skipped: 0 };
