@@ -392,13 +392,25 @@ function renderValuesSelect(): void {
   if (options.some(([v]) => v === keep)) sel.value = keep;
 }
 
-function maxAbs(a: Float32Array): number {
-  let m = 0;
+/**
+ * Colour range: the 99.9th percentile of |v| (from a sample of at most 2^20 values), so a few
+ * outliers do not wash the rest of the map out; values beyond it saturate.
+ */
+function robustRange(a: Float32Array): { limit: number; max: number } {
+  const step = Math.max(1, Math.floor(a.length / 2 ** 20));
+  const sample = new Float32Array(Math.ceil(a.length / step));
+  let max = 0;
+  for (let i = 0, k = 0; i < a.length; i += step, k++) {
+    const v = Math.abs(a[i]!);
+    sample[k] = v === v ? v : 0;
+  }
   for (let i = 0; i < a.length; i++) {
     const v = Math.abs(a[i]!);
-    if (v > m && v !== Infinity) m = v;
+    if (v > max && v !== Infinity) max = v;
   }
-  return m;
+  sample.sort();
+  const limit = sample[Math.min(sample.length - 1, Math.floor(sample.length * 0.999))]!;
+  return { limit: limit > 0 ? limit : max, max };
 }
 
 function renderValues(refit: boolean): void {
@@ -411,13 +423,13 @@ function renderValues(refit: boolean): void {
   if (kind === "decoded") data = decodes[which!]?.out;
   else if (kind === "original") data = original?.data;
   if (kind === "error" && errorStats) {
-    const hi = errorStats.maxAbsError;
+    const { limit: hi, max } = robustRange(errorStats.errors);
     valuesView.setGrid(rows, cols, magnitudePainter(errorStats.errors, cols, hi), !refit);
-    legend.innerHTML = `0 <span class="ramp" style="background:${gradientCss(SEQUENTIAL)}"></span> ${hi.toPrecision(4)}`;
+    legend.innerHTML = `0 <span class="ramp" style="background:${gradientCss(SEQUENTIAL)}"></span> ${hi.toPrecision(3)}${max > hi ? ` <span class="muted">(99.9%; max ${max.toPrecision(3)})</span>` : ""}`;
   } else if (data) {
-    const lim = maxAbs(data);
-    valuesView.setGrid(rows, cols, valuesPainter(data, cols, lim), !refit);
-    legend.innerHTML = `${(-lim).toPrecision(4)} <span class="ramp" style="background:${gradientCss(DIVERGING)}"></span> ${lim.toPrecision(4)}`;
+    const { limit, max } = robustRange(data);
+    valuesView.setGrid(rows, cols, valuesPainter(data, cols, limit), !refit);
+    legend.innerHTML = `${(-limit).toPrecision(3)} <span class="ramp" style="background:${gradientCss(DIVERGING)}"></span> ${limit.toPrecision(3)}${max > limit ? ` <span class="muted">(99.9% of |v|; max ${max.toPrecision(3)})</span>` : ""}`;
   } else {
     valuesView.setGrid(rows, cols, (out) => out.fill(0xff2a211c), !refit);
     legend.textContent = "no decoded values";
