@@ -80,9 +80,10 @@ async function medianAsync(fn, runs) {
 const fmt = (ms) => ms.toFixed(3).padStart(9);
 const ratio = (base, t) => (base / t).toFixed(2).padStart(5);
 console.log(`node ${process.version}, ${os.cpus().length} CPU(s) (${os.cpus()[0]?.model ?? "?"}), wasm kernel: ${kernelModule() ? "yes" : "no (JS fallback)"}`);
-console.log("ms = median wall time per call; ratio = baseline time / decode time (>= 0.60 is the target)");
+console.log(`load average ${os.loadavg().map((l) => l.toFixed(1)).join(" ")}; ms = median wall time per call; r = baseline time / decode time (>= 0.60 is the target)`);
+console.log("set(warm): dst.set(src) into a preallocated array; set(fresh): new Float32Array(n).set(src); parse: @sgfp4/format parse alone (included in every decode)");
 console.log(
-  "size    container  | set(warm)  set(fresh) | decode   r(warm) r(fresh) | decodeInto r(warm) | kernel-only r(warm) | parallel(2) r(fresh)",
+  "size    container  | set(warm)  set(fresh) |  parse    | decode   r(warm) r(fresh) | decodeInto r(warm) | kernel-only r(warm) | parallel(2) r(fresh)",
 );
 for (const mib of SIZES) {
   const count = (mib * MiB) / 4;
@@ -100,6 +101,7 @@ for (const mib of SIZES) {
   ]) {
     const opts = { profile, shape };
     decode(bytes, opts); // warm-up
+    const tParse = median(() => parse(bytes, opts), runs);
     const tDecode = median(() => decode(bytes, opts), runs);
     const tInto = median(() => decodeInto(bytes, opts, warm), runs);
     // Kernel alone on an already-touched memory: compute speed without page faults or parsing.
@@ -113,7 +115,7 @@ for (const mib of SIZES) {
     await decodeParallel(bytes, { ...opts, threads: 2 });
     const tPar = await medianAsync(() => decodeParallel(bytes, { ...opts, threads: 2 }), runs);
     console.log(
-      `${String(mib).padStart(3)} MiB  ${name.padEnd(8)} |${fmt(setWarm)} ${fmt(setFresh)} |${fmt(tDecode)} ${ratio(setWarm, tDecode)}  ${ratio(setFresh, tDecode)}   |${fmt(tInto)}  ${ratio(setWarm, tInto)}  |${fmt(tKernel)}  ${ratio(setWarm, tKernel)}     |${fmt(tPar)}  ${ratio(setFresh, tPar)}`,
+      `${String(mib).padStart(3)} MiB  ${name.padEnd(8)} |${fmt(setWarm)} ${fmt(setFresh)} |${fmt(tParse)}  |${fmt(tDecode)} ${ratio(setWarm, tDecode)}  ${ratio(setFresh, tDecode)}   |${fmt(tInto)}  ${ratio(setWarm, tInto)}  |${fmt(tKernel)}  ${ratio(setWarm, tKernel)}     |${fmt(tPar)}  ${ratio(setFresh, tPar)}`,
     );
   }
   gc();
