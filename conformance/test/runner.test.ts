@@ -89,16 +89,23 @@ describe("runConformance", () => {
   });
 
   it("reports a row and column past the first row", async () => {
-    // index 2*50 + 7 = 107 -> row 2, col 7; also corrupt a second element to count 2.
+    // index 30*50 + 0 = 1500 -> row 30, col 0; also corrupt a second element to count 2.
     const b = mockBackend("two", built, (_, out) => {
       if (out.length !== 2000) return out;
-      out[107] = 1e9;
+      out[1500] = 1e9;
       out[1999] = 1e9;
       return out;
     });
     const r = await runConformance({ vectors: set, backends: [b] });
     const f = r.backends[0]!.cases.find((x) => x.failure)!.failure!;
-    expect(f).toMatchObject({ kind: "mismatch", index: 107, row: 2, col: 7, differing: 2 });
+    expect(f).toMatchObject({ kind: "mismatch", index: 1500, row: 30, col: 0, differing: 2 });
+    // and one in the middle of a row: 7*50 + 33 = 383 -> row 7, col 33
+    const c = mockBackend("mid", built, (_, out) => {
+      if (out.length === 2000) out[383] = 1e9;
+      return out;
+    });
+    const r2 = await runConformance({ vectors: set, backends: [c] });
+    expect(r2.backends[0]!.cases.find((x) => x.failure)!.failure).toMatchObject({ index: 383, row: 7, col: 33, differing: 1 });
   });
 
   it("reports a wrong length", async () => {
