@@ -74,7 +74,7 @@ function v2Record(layout: number, seed: number): Uint8Array {
       const split = size === 64 || (r >>> 16) % 100 < 45;
       const k = bit++;
       if (split) {
-        map![k >>> 5] |= 1 << (k & 31);
+        map![k >>> 5] = (map![k >>> 5]! | (1 << (k & 31))) >>> 0;
         for (let i = 0; i < 4; i++) visit(size / 2);
       } else leaves.push(size);
     };
