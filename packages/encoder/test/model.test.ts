@@ -101,7 +101,7 @@ describe("model round trip: encode -> decode-model -> verify", () => {
     const m = JSON.parse(await readFile(join(out, "manifest.json"), "utf8"));
     const f = join(out, m.tensors[1].file);
     const bytes = await readFile(f);
-    bytes[bytes.length - 1] ^= 1;
+    bytes[bytes.length - 1] = bytes[bytes.length - 1]! ^ 1;
     await writeFile(f, bytes);
     const report = await verifyModel(out, { decode });
     expect(report.ok).toBe(false);
