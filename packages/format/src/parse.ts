@@ -281,6 +281,7 @@ function parseV2(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: 
 
   const blocks: BlockInfo[] = new Array(B);
   const warnings: Warning[] = [];
+  // Every leaf costs at least 20 stream bytes (4 header + 16 payload), so this bounds the table.
   const leaves = new LeafTableBuilder(Math.min(B * 16, (len >>> 4) + 16));
   let prev = -1;
   let prevEnd = base;
@@ -293,13 +294,9 @@ function parseV2(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: 
     const start = base + rel;
     if (start >= len) throw new Sgfp4Error("OFFSET_OUT_OF_RANGE", `record starts at byte ${start}, at or past the end of the ${len}-byte stream`, at);
     if (start > prevEnd) warnings.push({ kind: "gap-between-records", message: `${start - prevEnd} unused bytes before record ${b}`, offset: prevEnd, record: b });
-    const end = parseRecord(bytes, dv, b, start, leaves);
-    const info = blocks[b] = { ...end.info, index: b, by: Math.floor(b / tilesX), bx: b % tilesX };
-    for (let i = info.firstLeaf; i < info.firstLeaf + info.leafCount; i++) {
-      const h = leaves.words[i * 4 + 2]!;
-      checkParamsV2(h, b, i - info.firstLeaf, warnings, leafHeaderOffset(start, info, i - info.firstLeaf));
-    }
-    prevEnd = Math.max(prevEnd, end.end);
+    const info = parseRecord(bytes, dv, b, start, leaves, warnings, Math.floor(b / tilesX), b % tilesX);
+    blocks[b] = info;
+    prevEnd = Math.max(prevEnd, start + info.byteLength);
   }
   if (prevEnd < len) warnings.push({ kind: "trailing-bytes", message: `${len - prevEnd} bytes after the last record`, offset: prevEnd });
   return {
@@ -316,20 +313,17 @@ function parseV2(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: 
   };
 }
 
-function leafHeaderOffset(start: number, info: { layout: number }, leaf: number): number {
-  return start + (info.layout === LAYOUT.MIXED ? 16 : 4) + 4 * leaf;
-}
+/** Leaf geometry of the uniform layouts as packed word-1 values (y | x << 6 | log2 << 12), raster order. */
+const UNIFORM_GEOMETRY: Readonly<Record<number, Uint32Array>> = Object.fromEntries(
+  Object.entries(UNIFORM_LEAF_SIZE).map(([layout, size]) => {
+    const log2 = Math.log2(size);
+    const g: number[] = [];
+    for (let y = 0; y < MACROBLOCK; y += size) for (let x = 0; x < MACROBLOCK; x += size) g.push(y | (x << 6) | (log2 << 12));
+    return [layout, Uint32Array.from(g)];
+  }),
+);
 
-function checkParamsV2(header: number, record: number, leaf: number, warnings: Warning[], offset: number): void {
-  checkParams(header >>> 16, header & 0xffff, { record, leaf, offset }, warnings);
-}
-
-interface RecordParse {
-  info: Omit<BlockInfo, "index" | "by" | "bx">;
-  end: number;
-}
-
-function parseRecord(bytes: Uint8Array, dv: DataView, b: number, start: number, leaves: LeafTableBuilder): RecordParse {
+function parseRecord(bytes: Uint8Array, dv: DataView, b: number, start: number, leaves: LeafTableBuilder, warnings: Warning[], by: number, bx: number): BlockInfo {
   const len = bytes.length;
   if (start + 4 > len) throw new Sgfp4Error("TRUNCATED", "stream ends inside the sb_header", { record: b, offset: len });
   const sb = dv.getUint32(start, true);
@@ -337,26 +331,25 @@ function parseRecord(bytes: Uint8Array, dv: DataView, b: number, start: number, 
   const layout = (sb & 7) as Layout;
   if (layout > 5) throw new Sgfp4Error("UNKNOWN_LAYOUT", `layout value ${layout}`, { record: b, offset: start });
 
-  // Leaf geometry.
-  const geo: number[] = []; // triples y, x, log2
+  let geometry: Uint32Array;
   let splitMap: [number, number, number] | undefined;
   let headersAt = start + 4;
   if (layout === LAYOUT.MIXED) {
     if (start + 16 > len) throw new Sgfp4Error("TRUNCATED", "stream ends inside the split map", { record: b, offset: len });
     splitMap = [dv.getUint32(start + 4, true), dv.getUint32(start + 8, true), dv.getUint32(start + 12, true)];
-    const used = walkSplitMap(splitMap, (y, x, l) => geo.push(y, x, l));
+    const geo: number[] = [];
+    const used = walkSplitMap(splitMap, (y, x, l) => geo.push(y | (x << 6) | (l << 12)));
     for (let k = used; k < 96; k++) {
       if ((splitMap[k >>> 5]! >>> (k & 31)) & 1) {
         throw new Sgfp4Error("NONZERO_PADDING", `split-map bit ${k} is set past the last bit the walk consumed (${used})`, { record: b, offset: start + 4 + (k >>> 3) });
       }
     }
+    geometry = Uint32Array.from(geo);
     headersAt = start + 16;
   } else {
-    const size = UNIFORM_LEAF_SIZE[layout]!;
-    const log2 = Math.log2(size);
-    for (let y = 0; y < MACROBLOCK; y += size) for (let x = 0; x < MACROBLOCK; x += size) geo.push(y, x, log2);
+    geometry = UNIFORM_GEOMETRY[layout]!;
   }
-  const n = geo.length / 3;
+  const n = geometry.length;
   const headersEnd = headersAt + 4 * n;
   if (headersEnd > len) throw new Sgfp4Error("TRUNCATED", `stream ends inside the ${n} leaf headers`, { record: b, offset: len });
   const payloadStart = align16(headersEnd);
@@ -367,22 +360,29 @@ function parseRecord(bytes: Uint8Array, dv: DataView, b: number, start: number, 
   let p = payloadStart;
   for (let i = 0; i < n; i++) {
     const h = dv.getUint32(headersAt + 4 * i, true);
-    const flags = h & 0xf;
-    if (flags & 0xe) throw new Sgfp4Error("RESERVED_BITS", `leaf flag bits 1-3 set (flags 0x${flags.toString(16)})`, { record: b, leaf: i, offset: headersAt + 4 * i });
-    const mode = (flags & 1) as Mode;
-    const log2 = geo[3 * i + 2]!;
-    const size = 1 << log2;
-    const used = payloadBytes(size, mode);
-    const padded = align16(used);
+    if (h & 0xe) throw new Sgfp4Error("RESERVED_BITS", `leaf flag bits 1-3 set (flags 0x${(h & 0xf).toString(16)})`, { record: b, leaf: i, offset: headersAt + 4 * i });
+    const mode = h & 1;
+    const g = geometry[i]!;
+    const size = 1 << (g >>> 12);
+    const used = mode === MODE_FP4 ? (size * size) >>> 1 : (size * size) >>> 2;
+    const padded = (used + 15) & ~15;
     if (p + padded > len) throw new Sgfp4Error("TRUNCATED", `stream ends inside the payload of leaf ${i} (${padded} bytes from ${p})`, { record: b, leaf: i, offset: len });
-    requireZero(bytes, p + used, p + padded, "a leaf's payload padding", { record: b, leaf: i });
-    leaves.push(b, geo[3 * i]!, geo[3 * i + 1]!, log2, mode, (h & 0xfffffff0) >>> 0, p);
+    for (let o = p + used; o < p + padded; o++) {
+      if (bytes[o] !== 0) throw new Sgfp4Error("NONZERO_PADDING", `nonzero byte 0x${bytes[o]!.toString(16)} in a leaf's payload padding`, { record: b, leaf: i, offset: o });
+    }
+    leaves.push(b, g & 63, (g >>> 6) & 63, g >>> 12, mode, (h & 0xfffffff0) >>> 0, p);
     p += padded;
   }
-  return {
-    info: { offset: start, layout, ...(splitMap ? { splitMap } : {}), firstLeaf, leafCount: n, byteLength: p - start },
-    end: p,
-  };
+  // Parameters last, so a record's structural faults are reported before its values.
+  for (let i = 0; i < n; i++) {
+    const h = dv.getUint32(headersAt + 4 * i, true);
+    const scaleBits = h >>> 16;
+    const biasBits = h & 0xfff0;
+    if ((scaleBits & 0x7c00) === 0x7c00 || (biasBits & 0x7c00) === 0x7c00 || (scaleBits & 0x8000 && scaleBits !== 0x8000)) {
+      checkParams(scaleBits, biasBits, { record: b, leaf: i, offset: headersAt + 4 * i }, warnings);
+    }
+  }
+  return { index: b, by, bx, offset: start, layout, ...(splitMap ? { splitMap } : {}), firstLeaf, leafCount: n, byteLength: p - start };
 }
 
 export { MODE_FP4, MODE_T158 };
