@@ -8,7 +8,8 @@
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti"],
       "cflags_cc": ["-std=c++17", "-fexceptions", "-O2", "-Wall", "-Wextra", "-Wno-missing-field-initializers"],
-      "libraries": ["-ldl"]
+      "libraries": ["-ldl"],
+      "ldflags": ["-static-libstdc++", "-static-libgcc"]
     }
   ]
 }
