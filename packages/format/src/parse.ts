@@ -206,6 +206,7 @@ function parseV1(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: 
 }
 
 const MAGIC = [0x53, 0x47, 0x46, 0x34]; // 'SGF4'
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 function requireZero(bytes: Uint8Array, from: number, to: number, what: string, loc: { record?: number; leaf?: number } = {}): void {
   for (let o = from; o < to; o++) {
@@ -217,8 +218,19 @@ function requireZero(bytes: Uint8Array, from: number, to: number, what: string, 
 class LeafTableBuilder {
   words: Uint32Array;
   count = 0;
+  /** end of the last record's payloads (set by the fast path) */
+  lastEnd = 0;
   constructor(initialLeaves: number) {
     this.words = new Uint32Array(Math.max(16, initialLeaves) * 4);
+  }
+  reserve(more: number): void {
+    let size = this.words.length;
+    while ((this.count + more) * 4 > size) size *= 2;
+    if (size !== this.words.length) {
+      const next = new Uint32Array(size);
+      next.set(this.words);
+      this.words = next;
+    }
   }
   push(block: number, y: number, x: number, log2: number, mode: number, header: number, payload: number): void {
     if ((this.count + 1) * 4 > this.words.length) {
@@ -281,6 +293,8 @@ function parseV2(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: 
 
   const blocks: BlockInfo[] = new Array(B);
   const warnings: Warning[] = [];
+  // Word view for the fast path (only when the bytes are 4-aligned in their buffer).
+  const words = LITTLE_ENDIAN && bytes.byteOffset % 4 === 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset, len >>> 2) : undefined;
   // Every leaf costs at least 20 stream bytes (4 header + 16 payload), so this bounds the table.
   const leaves = new LeafTableBuilder(Math.min(B * 16, (len >>> 4) + 16));
   let prev = -1;
@@ -294,7 +308,7 @@ function parseV2(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: 
     const start = base + rel;
     if (start >= len) throw new Sgfp4Error("OFFSET_OUT_OF_RANGE", `record starts at byte ${start}, at or past the end of the ${len}-byte stream`, at);
     if (start > prevEnd) warnings.push({ kind: "gap-between-records", message: `${start - prevEnd} unused bytes before record ${b}`, offset: prevEnd, record: b });
-    const info = parseRecord(bytes, dv, b, start, leaves, warnings, Math.floor(b / tilesX), b % tilesX);
+    const info = parseRecord(bytes, dv, b, start, leaves, warnings, Math.floor(b / tilesX), b % tilesX, words);
     blocks[b] = info;
     prevEnd = Math.max(prevEnd, start + info.byteLength);
   }
@@ -323,7 +337,46 @@ const UNIFORM_GEOMETRY: Readonly<Record<number, Uint32Array>> = Object.fromEntri
   }),
 );
 
-function parseRecord(bytes: Uint8Array, dv: DataView, b: number, start: number, leaves: LeafTableBuilder, warnings: Warning[], by: number, bx: number): BlockInfo {
+/**
+ * The common case, fast: a stream whose bytes are 4-aligned in memory and a record with no
+ * fault. Reads words, checks padding a word at a time, and gives up (returns false, having
+ * pushed nothing that survives) at the first sign of a fault so that the careful byte-wise
+ * loop below reports it with its exact location.
+ */
+function parseLeavesFast(words: Uint32Array, b: number, headersAt: number, n: number, geometry: Uint32Array, payloadStart: number, leaves: LeafTableBuilder): boolean {
+  const first = leaves.count;
+  const lenWords = words.length;
+  let p = payloadStart;
+  leaves.reserve(n);
+  const t = leaves.words;
+  for (let i = 0; i < n; i++) {
+    const h = words[(headersAt >>> 2) + i]!;
+    if (h & 0xe) return rollback(leaves, first);
+    const mode = h & 1;
+    const g = geometry[i]!;
+    const size = 1 << (g >>> 12);
+    const used = mode === MODE_FP4 ? (size * size) >>> 1 : (size * size) >>> 2;
+    const padded = (used + 15) & ~15;
+    if (((p + padded) >>> 2) > lenWords) return rollback(leaves, first);
+    for (let w = (p + used) >>> 2; w < (p + padded) >>> 2; w++) if (words[w] !== 0) return rollback(leaves, first);
+    const k = (first + i) * 4;
+    t[k] = b;
+    t[k + 1] = g | (mode << 15);
+    t[k + 2] = (h & 0xfffffff0) >>> 0;
+    t[k + 3] = p;
+    p += padded;
+  }
+  leaves.count = first + n;
+  leaves.lastEnd = p;
+  return true;
+}
+
+function rollback(leaves: LeafTableBuilder, first: number): false {
+  leaves.count = first;
+  return false;
+}
+
+function parseRecord(bytes: Uint8Array, dv: DataView, b: number, start: number, leaves: LeafTableBuilder, warnings: Warning[], by: number, bx: number, words?: Uint32Array): BlockInfo {
   const len = bytes.length;
   if (start + 4 > len) throw new Sgfp4Error("TRUNCATED", "stream ends inside the sb_header", { record: b, offset: len });
   const sb = dv.getUint32(start, true);
@@ -358,7 +411,9 @@ function parseRecord(bytes: Uint8Array, dv: DataView, b: number, start: number, 
 
   const firstLeaf = leaves.count;
   let p = payloadStart;
-  for (let i = 0; i < n; i++) {
+  if (words && parseLeavesFast(words, b, headersAt, n, geometry, p, leaves)) {
+    p = leaves.lastEnd;
+  } else for (let i = 0; i < n; i++) {
     const h = dv.getUint32(headersAt + 4 * i, true);
     if (h & 0xe) throw new Sgfp4Error("RESERVED_BITS", `leaf flag bits 1-3 set (flags 0x${(h & 0xf).toString(16)})`, { record: b, leaf: i, offset: headersAt + 4 * i });
     const mode = h & 1;
@@ -375,7 +430,7 @@ function parseRecord(bytes: Uint8Array, dv: DataView, b: number, start: number, 
   }
   // Parameters last, so a record's structural faults are reported before its values.
   for (let i = 0; i < n; i++) {
-    const h = dv.getUint32(headersAt + 4 * i, true);
+    const h = words ? words[(headersAt >>> 2) + i]! : dv.getUint32(headersAt + 4 * i, true);
     const scaleBits = h >>> 16;
     const biasBits = h & 0xfff0;
     if ((scaleBits & 0x7c00) === 0x7c00 || (biasBits & 0x7c00) === 0x7c00 || (scaleBits & 0x8000 && scaleBits !== 0x8000)) {

@@ -61,6 +61,18 @@ describe("v2 structure", () => {
     expect(leafAt(c, 1)).toMatchObject({ mode: 1, payloadOffset: 32 + 2048 });
   });
 
+  it("the word-wise fast path and the byte-wise path agree (stream at an odd byte offset)", () => {
+    const b = validV2();
+    const shifted = new Uint8Array(b.length + 1).subarray(1);
+    shifted.set(b);
+    const fast = parse(b, { profile: "v2", shape: shapeV2 });
+    const slow = parse(shifted, { profile: "v2", shape: shapeV2 });
+    expect(Array.from(slow.leafTable)).toEqual(Array.from(fast.leafTable));
+    const faulty = shifted.slice();
+    faulty[48] = faulty[48]! | 2;
+    expect(codeOf(() => parse(faulty.subarray(0), { profile: "v2", shape: shapeV2 }))).toBe("RESERVED_BITS");
+  });
+
   it("auto profile: magic first, then length", () => {
     expect(parse(validV2(), { profile: "auto", shape: shapeV2 }).profile).toBe("v2");
     expect(parse(validV1(), { profile: "auto", shape: shapeV1 }).profile).toBe("v1");
