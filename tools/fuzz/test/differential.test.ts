@@ -41,6 +41,16 @@ describe("bounded differential fuzz", () => {
     for (const b of inProcess) expect(stats.backends[b.name]!.cases).toBe(CASES);
   }, 240_000);
 
+  // CI can add fresh seeds on top of the fixed one: SGFP4_FUZZ_SECONDS=120 (the seed is printed
+  // so a failure reproduces with `pnpm --filter @sgfp4/fuzz fuzz -- --seed N`).
+  const freshSeconds = Number(process.env.SGFP4_FUZZ_SECONDS ?? 0);
+  it.runIf(freshSeconds > 0)(`fresh seed for ${freshSeconds} s: no disagreement`, async () => {
+    const seed = Date.now() % 2 ** 31;
+    const stats = await runFuzz(inProcess, { seed, seconds: freshSeconds, caseTimeoutMs: 30_000 });
+    console.log(formatStats(stats));
+    expect(stats.findings.map((f) => `seed ${seed} case ${f.caseIndex}: ${f.reason}`)).toEqual([]);
+  }, (freshSeconds + 120) * 1000);
+
   it(`with the Python example decoder, ${PYTHON_CASES} cases: no disagreement`, async () => {
     const stats = await runFuzz(withPython, { seed: SEED + 1, cases: PYTHON_CASES, caseTimeoutMs: 30_000 });
     console.log(formatStats(stats));
