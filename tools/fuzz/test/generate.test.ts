@@ -51,15 +51,33 @@ describe("generateValid", () => {
     expect(a.shape).toEqual(b.shape);
   });
 
-  it("every container parses; without gaps/trailing the only warnings are negative scales", () => {
+  it("every container parses with no warning when gaps, trailing bytes and negative scales are off", () => {
     for (let i = 0; i < 300; i++) {
-      const g = generateValid(new Rng(11, i), { gaps: false, trailing: false });
+      const g = generateValid(new Rng(11, i), { gaps: false, trailing: false, negativeScales: false });
       const c = parse(g.bytes, { profile: g.profile, shape: g.shape });
-      const kinds = new Set(c.warnings.map((w) => w.kind));
-      if (!g.features.negativeScale) expect([...kinds], `case ${i}`).toEqual([]);
-      else expect([...kinds].filter((k) => k !== "negative-scale"), `case ${i}`).toEqual([]);
+      expect(c.warnings.map((w) => w.kind), `case ${i}`).toEqual([]);
       expect(g.expected.length).toBe(g.shape[0] * g.shape[1]);
     }
+  });
+
+  it("negative scales, when allowed, show up only as negative-scale warnings", () => {
+    let seen = 0;
+    for (let i = 0; i < 300; i++) {
+      const g = generateValid(new Rng(15, i), { gaps: false, trailing: false });
+      const kinds = new Set(parse(g.bytes, { profile: g.profile, shape: g.shape }).warnings.map((w) => w.kind));
+      expect([...kinds].filter((k) => k !== "negative-scale"), `case ${i}`).toEqual([]);
+      if (g.features.negativeScale) seen++;
+    }
+    expect(seen).toBeGreaterThan(5);
+  });
+
+  it("record counts cover every residue mod 4", () => {
+    const residues = new Set<number>();
+    for (let i = 0; i < 300; i++) {
+      const g = generateValid(new Rng(16, i), { profile: "v2" });
+      residues.add((Math.ceil(g.shape[0] / 64) * Math.ceil(g.shape[1] / 64)) % 4);
+    }
+    expect([...residues].sort()).toEqual([0, 1, 2, 3]);
   });
 
   it("gaps and trailing bytes, when asked, show up as exactly those warnings", () => {
