@@ -1,5 +1,5 @@
-// Encoding throughput on 4096x4096 tensors: v1 and v2 (defaults, and rate control), 1 and 2
-// threads. Run after `pnpm --filter @sgfp4/encoder build`. Usage: node bench/throughput.mjs [size]
+// Encoding throughput on 4096x4096 tensors: v1 and v2 (defaults, and rate control), 1 and 2 (or the given list of)
+// threads. Run after `pnpm --filter @sgfp4/encoder build`. Usage: node bench/throughput.mjs [size] [threads, e.g. 1,2,8]
 import { cpus } from "node:os";
 import { WorkerPool, encodeTensor, synthetic } from "../dist/index.js";
 
@@ -8,7 +8,8 @@ const data = synthetic("gaussian", size, size, 1);
 const heavy = synthetic("student-t", size, size, 2);
 const rows = [];
 console.log(`# encoder throughput, ${size}x${size} float32, node ${process.version}, ${cpus()[0]?.model ?? "?"} (${cpus().length} logical CPUs)`);
-for (const threads of [1, 2]) {
+const threadList = (process.argv[3] ?? "1,2").split(",").map(Number);
+for (const threads of threadList) {
   const pool = threads > 1 ? new WorkerPool(threads) : undefined;
   for (const [label, input, opts] of [
     ["v1", data, { profile: "v1" }],

@@ -65,33 +65,71 @@ export interface LeafFit {
 }
 
 const errScratch = new Float64Array(4096);
+const centred = new Float64Array(4096);
+/** Middle-out order of the 16 candidates (see fitFp4Plain). */
+const SEARCH_ORDER = [5, 6, 4, 7, 3, 8, 2, 9, 1, 10, 0, 11, 12, 13, 14, 15];
 
-/** Exact decode error of codes with stored parameters; fills errScratch. */
-function measure(v: Float64Array, n: number, codes: Int8Array, scaleBits: number, biasBits: number): { sse: number; maxAbsError: number } {
+/** Code sums a least-squares refit needs, gathered while the codes are assigned. */
+interface CodeSums {
+  sq: number;
+  sqq: number;
+  sqv: number;
+}
+type Fitted = Candidate & CodeSums;
+
+/** Exact decode error of codes with stored parameters; fills errScratch (for the LWE). */
+function measure(v: Float64Array, n: number, codes: Int8Array, scaleBits: number, biasBits: number): void {
+  const S = halfToFloat(scaleBits);
+  const B = halfToFloat(biasBits);
+  for (let i = 0; i < n; i++) errScratch[i] = v[i]! - Math.fround(S * codes[i]! + B);
+}
+
+/**
+ * One pass: nearest codes for the stored S and Bias (FP4 round + clip, T158 threshold S/2),
+ * the exact decode error (S*q is exact and S*q + B fits a double exactly, so fround gives
+ * float32's single rounding), and the sums for the next refit.
+ */
+function assignAndMeasure(v: Float64Array, n: number, mode: Mode, scaleBits: number, biasBits: number, out: Int8Array): Fitted {
   const S = halfToFloat(scaleBits);
   const B = halfToFloat(biasBits);
   let sse = 0;
   let maxAbs = 0;
+  let sq = 0;
+  let sqq = 0;
+  let sqv = 0;
+  const fp4 = mode === MODE_FP4;
+  const live = S > 0;
+  const inv = 1 / S;
+  const tau = S * 0.5;
   for (let i = 0; i < n; i++) {
-    // S*q is exact and S*q + B fits a double exactly, so fround gives float32's single rounding
-    const e = v[i]! - Math.fround(S * codes[i]! + B);
-    errScratch[i] = e;
+    const w = v[i]!;
+    let q = 0;
+    if (live) {
+      if (fp4) {
+        q = Math.round((w - B) * inv);
+        if (q > 7) q = 7;
+        else if (q < -8) q = -8;
+      } else {
+        const c = w - B;
+        q = c > tau ? 1 : c < -tau ? -1 : 0;
+      }
+    }
+    out[i] = q;
+    const e = w - Math.fround(S * q + B);
     sse += e * e;
     const a = e < 0 ? -e : e;
     if (a > maxAbs) maxAbs = a;
+    sq += q;
+    sqq += q * q;
+    sqv += q * w;
   }
-  return { sse, maxAbsError: maxAbs };
+  return { mode, scaleBits, biasBits, codes: out, sse, maxAbsError: maxAbs, lwe: Number.NaN, sq, sqq, sqv };
 }
 
-function candidate(v: Float64Array, n: number, mode: Mode, codes: Int8Array, scaleBits: number, biasBits: number): Candidate {
-  const { sse, maxAbsError } = measure(v, n, codes, scaleBits, biasBits);
-  return { mode, scaleBits, biasBits, codes, sse, maxAbsError, lwe: Number.NaN };
-}
-
-function mean(v: Float64Array, n: number): number {
+function sum(v: Float64Array, n: number): number {
   let s = 0;
   for (let i = 0; i < n; i++) s += v[i]!;
-  return s / n;
+  return s;
 }
 
 /** Nearest code for each weight given stored S and B: FP4 round + clip, T158 threshold S/2. */
@@ -119,55 +157,63 @@ export function assignCodes(v: Float64Array, n: number, mode: Mode, S: number, B
 
 /** FP4_AFFINE per 22.7: bias = mean, S0 = absmax/7 of the centred values, 16-candidate search. */
 export function fitFp4Plain(v: Float64Array, n: number, v2: boolean): Candidate {
-  const biasBits = biasToHalfBits(mean(v, n), v2);
+  return fp4Plain(v, n, v2, sum(v, n));
+}
+
+function fp4Plain(v: Float64Array, n: number, v2: boolean, sv: number): Fitted {
+  const biasBits = biasToHalfBits(sv / n, v2);
   const B = halfToFloat(biasBits);
+  const c = centred;
   let absmax = 0;
   for (let i = 0; i < n; i++) {
-    const a = Math.abs(v[i]! - B);
+    const x = v[i]! - B;
+    c[i] = x;
+    const a = Math.abs(x);
     if (a > absmax) absmax = a;
   }
-  const codes = new Int8Array(n);
   let bestBits = 0;
   if (absmax > 0) {
     const s0 = absmax / 7;
     let best = Infinity;
-    let prevBits = -1;
-    for (const m of SCALE_MULTIPLIERS) {
-      const bits = scaleToHalfBits(s0 * m);
-      if (bits === prevBits || bits === 0) continue;
-      prevBits = bits;
+    let bestK = -1;
+    // Candidates are tried middle-out so the running best is found early and later candidates
+    // stop as soon as their partial error exceeds it; ties still go to the lowest k, so the
+    // result is the same as trying k = 0..15 in order.
+    for (const k of SEARCH_ORDER) {
+      const bits = scaleToHalfBits(s0 * SCALE_MULTIPLIERS[k]!);
+      if (bits === 0) continue;
       const S = halfToFloat(bits);
       const inv = 1 / S;
       let err = 0;
       for (let i = 0; i < n && err <= best; i++) {
-        const c = v[i]! - B;
-        let q = Math.round(c * inv);
+        const x = c[i]!;
+        let q = Math.round(x * inv);
         if (q > 7) q = 7;
         else if (q < -8) q = -8;
-        const d = c - S * q;
+        const d = x - S * q;
         err += d * d;
       }
-      // strictly better only: the first of equal candidates wins, and an early exit cannot win
-      if (err < best) {
+      if (err < best || (err === best && k < bestK)) {
         best = err;
+        bestK = k;
         bestBits = bits;
       }
     }
-    assignCodes(v, n, MODE_FP4, halfToFloat(bestBits), B, codes);
   }
-  return candidate(v, n, MODE_FP4, codes, bestBits, biasBits);
+  return assignAndMeasure(v, n, MODE_FP4, bestBits, biasBits, new Int8Array(n));
 }
 
 /** T158_AFFINE per 22.7: bias = mean, S = mean absolute deviation, threshold S/2. */
 export function fitT158Plain(v: Float64Array, n: number, v2: boolean): Candidate {
-  const biasBits = biasToHalfBits(mean(v, n), v2);
+  return t158Plain(v, n, v2, sum(v, n));
+}
+
+function t158Plain(v: Float64Array, n: number, v2: boolean, sv: number): Fitted {
+  const biasBits = biasToHalfBits(sv / n, v2);
   const B = halfToFloat(biasBits);
   let mad = 0;
   for (let i = 0; i < n; i++) mad += Math.abs(v[i]! - B);
-  const scaleBits = scaleToHalfBits(mad / n);
-  const codes = new Int8Array(n);
-  assignCodes(v, n, MODE_T158, halfToFloat(scaleBits), B, codes);
-  return candidate(v, n, MODE_T158, codes, scaleBits, biasBits);
+  return assignAndMeasure(v, n, MODE_T158, scaleToHalfBits(mad / n), biasBits, new Int8Array(n));
 }
 
 /**
@@ -176,21 +222,17 @@ export function fitT158Plain(v: Float64Array, n: number, v2: boolean): Candidate
  * exact squared error drops; the best seen is kept, so it never does worse than its input.
  */
 export function refitCandidate(v: Float64Array, n: number, start: Candidate, v2: boolean, maxIterations: number): Candidate {
+  const s = start as Partial<Fitted>;
+  const first: Fitted =
+    s.sq !== undefined ? (start as Fitted) : assignAndMeasure(v, n, start.mode, start.scaleBits, start.biasBits, Int8Array.from(start.codes));
+  return refit(v, n, first, v2, maxIterations, sum(v, n));
+}
+
+function refit(v: Float64Array, n: number, start: Fitted, v2: boolean, maxIterations: number, sv: number): Fitted {
   let cur = start;
+  let spare: Int8Array | undefined;
   for (let it = 0; it < maxIterations; it++) {
-    const q = cur.codes;
-    let sq = 0;
-    let sqq = 0;
-    let sv = 0;
-    let sqv = 0;
-    for (let i = 0; i < n; i++) {
-      const c = q[i]!;
-      const w = v[i]!;
-      sq += c;
-      sqq += c * c;
-      sv += w;
-      sqv += c * w;
-    }
+    const { sq, sqq, sqv } = cur;
     const den = n * sqq - sq * sq;
     if (!(den > 0)) break; // all codes equal: the scale is not identifiable
     const S = (n * sqv - sq * sv) / den;
@@ -198,10 +240,10 @@ export function refitCandidate(v: Float64Array, n: number, start: Candidate, v2:
     const scaleBits = scaleToHalfBits(S);
     const biasBits = biasToHalfBits((sv - halfToFloat(scaleBits) * sq) / n, v2);
     if (scaleBits === cur.scaleBits && biasBits === cur.biasBits) break;
-    const codes = new Int8Array(n);
-    assignCodes(v, n, cur.mode, halfToFloat(scaleBits), halfToFloat(biasBits), codes);
-    const next = candidate(v, n, cur.mode, codes, scaleBits, biasBits);
+    spare ??= new Int8Array(n);
+    const next = assignAndMeasure(v, n, cur.mode, scaleBits, biasBits, spare);
     if (!(next.sse < cur.sse)) break;
+    spare = cur === start ? undefined : cur.codes; // the start's codes are never reused as scratch
     cur = next;
   }
   return cur;
@@ -216,11 +258,12 @@ function withLwe(v: Float64Array, n: number, size: number, c: Candidate): Candid
 /** Both candidates of one leaf (values row-major, size x size) and the 22.7 selection. */
 export function fitLeaf(v: Float64Array, size: number, o: FitOptions): LeafFit {
   const n = size * size;
-  let fp4 = fitFp4Plain(v, n, o.v2);
-  let t158 = fitT158Plain(v, n, o.v2);
+  const sv = sum(v, n);
+  let fp4: Candidate = fp4Plain(v, n, o.v2, sv);
+  let t158: Candidate = t158Plain(v, n, o.v2, sv);
   if (o.refit) {
-    fp4 = refitCandidate(v, n, fp4, o.v2, o.maxRefitIterations);
-    t158 = refitCandidate(v, n, t158, o.v2, o.maxRefitIterations);
+    fp4 = refit(v, n, fp4 as Fitted, o.v2, o.maxRefitIterations, sv);
+    t158 = refit(v, n, t158 as Fitted, o.v2, o.maxRefitIterations, sv);
   }
   withLwe(v, n, size, fp4);
   withLwe(v, n, size, t158);
