@@ -259,6 +259,9 @@ interface Row {
   leafTableMiB: number;
   dispatches: number;
   decodeMs: number;
+  baselineMs: number;
+  baselineRatio: number;
+  batch: number;
   copyBufferMs: number;
   copyShaderMs: number;
   decodeGBps: number;
@@ -287,6 +290,9 @@ for (let mib = minMiB; mib <= maxMiB; mib *= 4) {
         leafTableMiB: r.leafTableBytes / 2 ** 20,
         dispatches: r.dispatches,
         decodeMs: r.decodeMedianNs / 1e6,
+        baselineMs: median(r.decodeBaselineNs) / 1e6,
+        baselineRatio: (bytes.length + r.outputBytes) / median(r.decodeBaselineNs) / r.copyGBps,
+        batch: r.batch,
         copyBufferMs: median(r.copyBufferNs) / 1e6,
         copyShaderMs: median(r.copyShaderNs) / 1e6,
         decodeGBps: r.decodeGBps,
@@ -315,9 +321,9 @@ for (let mib = minMiB; mib <= maxMiB; mib *= 4) {
   }
 }
 const fmt = (x: number | undefined, d = 2) => (x === undefined ? "-" : x.toFixed(d));
-console.log("\n| profile | output MiB | stream MiB | decode ms | copyBuffer ms | copy shader ms | decode GB/s | copy GB/s | ratio | e2e ms (host) | e2e GB/s | check |");
-console.log("|---|---|---|---|---|---|---|---|---|---|---|---|");
+console.log("\n| profile | output MiB | stream MiB | decode ms | copyBuffer ms | copy shader ms | decode GB/s | copy GB/s | ratio | baseline shader ratio | e2e ms (host) | e2e GB/s | check |");
+console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) {
-  console.log(`| ${r.profile} | ${r.outMiB} | ${fmt(r.streamMiB, 1)} | ${fmt(r.decodeMs, 3)} | ${fmt(r.copyBufferMs, 3)} | ${fmt(r.copyShaderMs, 3)} | ${fmt(r.decodeGBps, 1)} | ${fmt(r.copyGBps, 1)} | ${fmt(r.ratio * 100, 1)}% | ${fmt(r.e2eMs, 1)} | ${fmt(r.e2eGBps, 2)} | ${r.verified ?? "-"} |`);
+  console.log(`| ${r.profile} | ${r.outMiB} | ${fmt(r.streamMiB, 1)} | ${fmt(r.decodeMs, 3)} | ${fmt(r.copyBufferMs, 3)} | ${fmt(r.copyShaderMs, 3)} | ${fmt(r.decodeGBps, 1)} | ${fmt(r.copyGBps, 1)} | ${fmt(r.ratio * 100, 1)}% | ${fmt(r.baselineRatio * 100, 1)}% | ${fmt(r.e2eMs, 1)} | ${fmt(r.e2eGBps, 2)} | ${r.verified ?? "-"} |`);
 }
 if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ device: dev, golden: g, constructed: pc, rows }, null, 2));

@@ -5,8 +5,8 @@
  * backends and no output is allocated for a bad stream); the native side parses and checks the
  * stream again on its own, because it must be safe even when called directly.
  */
-import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
+import nodeGypBuild from "node-gyp-build";
 import { Sgfp4Error, isErrorCode, parse, type Limits, type Profile, type Shape } from "@sgfp4/format";
 
 export interface DecodeOptions {
@@ -61,7 +61,11 @@ export interface BenchmarkResult {
   leafTableBytes: number;
   leafCount: number;
   dispatches: number;
+  /** per decode, each sample the mean of `batch` runs back to back */
   decodeNs: number[];
+  /** the first shader version (no restrict, loads interleaved with stores), for comparison */
+  decodeBaselineNs: number[];
+  batch: number;
   copyBufferNs: number[];
   copyShaderNs: number[];
   /** medians */
@@ -89,9 +93,7 @@ let loaded: { addon: NativeAddon } | { error: Sgfp4Error } | undefined;
 export function nativeAddon(): NativeAddon {
   if (!loaded) {
     try {
-      const require = createRequire(import.meta.url);
-      const nodeGypBuild = require("node-gyp-build") as (dir: string) => NativeAddon;
-      loaded = { addon: nodeGypBuild(packageRoot) };
+      loaded = { addon: nodeGypBuild(packageRoot) as NativeAddon };
     } catch (e) {
       loaded = {
         error: withReason(

@@ -6,10 +6,18 @@
 // because Vulkan does not promise to preserve them by default.
 layout(local_size_x = 256) in;
 
-layout(std430, set = 0, binding = 0) readonly buffer Stream { uint words[]; } stream;
-layout(std430, set = 0, binding = 1) readonly buffer Leaves { uvec4 entries[]; } leaves;
-layout(std430, set = 0, binding = 2) readonly buffer FirstLeaf { uint idx[]; } firstLeaf;
-layout(std430, set = 0, binding = 3) writeonly buffer OutScalar { uint v[]; } outScalar;
+// BASELINE (a second pipeline, benchmark only) is the first version: no `restrict`, and each
+// payload load interleaved with the stores, which lets a compiler that fears aliasing serialize
+// the four loads. The default loads all four words before any store.
+#ifdef BASELINE
+#define NOALIAS
+#else
+#define NOALIAS restrict
+#endif
+layout(std430, set = 0, binding = 0) NOALIAS readonly buffer Stream { uint words[]; } stream;
+layout(std430, set = 0, binding = 1) NOALIAS readonly buffer Leaves { uvec4 entries[]; } leaves;
+layout(std430, set = 0, binding = 2) NOALIAS readonly buffer FirstLeaf { uint idx[]; } firstLeaf;
+layout(std430, set = 0, binding = 3) writeonly buffer OutScalar { uint v[]; } outScalar; // aliases OutVec
 layout(std430, set = 0, binding = 4) writeonly buffer OutVec { uvec4 v[]; } outVec;
 
 layout(push_constant) uniform Params {
@@ -78,6 +86,8 @@ void main() {
   uint by = b / pc.tilesX, bx = b - by * pc.tilesX;
   uint row0 = by * 64u, col0 = bx * 64u;
   bool full = row0 + 64u <= pc.rows && col0 + 64u <= pc.cols && (pc.cols & 3u) == 0u;
+  // Phase A: locate the 4 code groups of this thread and load their payload words.
+  uint leafOf[4], codeAt[4], word[4];
   for (uint k = 0u; k < 4u; k++) {
     uint g = k * 256u + t;
     uint r = g >> 4, c = (g & 15u) << 2;
@@ -85,14 +95,29 @@ void main() {
     uint geom = sGeom[li];
     uint ly = geom & 63u, lx = (geom >> 6) & 63u, log2 = (geom >> 12) & 7u, mode = (geom >> 15) & 1u;
     uint i = (((r - ly) << log2) + (c - lx)) & 4095u; // first of 4 codes, a multiple of 4
+    leafOf[k] = li;
+    codeAt[k] = i;
+#ifndef BASELINE
+    word[k] = stream.words[min(sPay[li] + (mode == 0u ? (i >> 3) : (i >> 4)), pc.streamWords - 1u)];
+#endif
+  }
+  // Phase B: expand and store.
+  for (uint k = 0u; k < 4u; k++) {
+    uint g = k * 256u + t;
+    uint r = g >> 4, c = (g & 15u) << 2;
+    uint li = leafOf[k], i = codeAt[k];
+    uint mode = (sGeom[li] >> 15) & 1u;
+#ifdef BASELINE
+    word[k] = stream.words[min(sPay[li] + (mode == 0u ? (i >> 3) : (i >> 4)), pc.streamWords - 1u)];
+#endif
     float S = uintBitsToFloat(sScale[li]);
     uint biasBits = sBias[li];
     vec4 q;
     if (mode == 0u) {
-      uint bits = stream.words[min(sPay[li] + (i >> 3), pc.streamWords - 1u)] >> ((i & 7u) * 4u);
+      uint bits = word[k] >> ((i & 7u) * 4u);
       q = vec4(ivec4(int(bits << 28), int(bits << 24), int(bits << 20), int(bits << 16)) >> 28);
     } else {
-      uint bits = stream.words[min(sPay[li] + (i >> 4), pc.streamWords - 1u)] >> ((i & 15u) * 2u);
+      uint bits = word[k] >> ((i & 15u) * 2u);
       uvec4 s = uvec4(bits, bits >> 2, bits >> 4, bits >> 6) & 3u;
       q = vec4(equal(s, uvec4(1u))) - vec4(equal(s, uvec4(2u))); // 11 (reserved) -> 0
     }

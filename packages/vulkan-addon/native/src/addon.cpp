@@ -168,6 +168,8 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
     };
     auto o = Napi::Object::New(env);
     o.Set("decodeNs", arr(r.decodeNs));
+    o.Set("decodeBaselineNs", arr(r.decodeBaselineNs));
+    o.Set("batch", r.batch);
     o.Set("copyBufferNs", arr(r.copyBufferNs));
     o.Set("copyShaderNs", arr(r.copyShaderNs));
     o.Set("outputBytes", double(r.outputBytes));

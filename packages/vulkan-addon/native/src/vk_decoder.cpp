@@ -62,7 +62,7 @@ void check(VkResult r, const char* what) {
 }
 
 Instance& instance() {
-  static std::unique_ptr<Instance> inst;
+  static Instance* inst = nullptr;  // never destroyed, see decoderFor
   if (inst) return *inst;
   const char* override = std::getenv("SGFP4_VULKAN_LOADER");
   const char* path = override && *override ? override : "libvulkan.so.1";
@@ -96,7 +96,7 @@ Instance& instance() {
   if (!name && std::strcmp(#name, "vkGetPhysicalDeviceProperties2") != 0)                        \
     throw BackendFailure("no-loader", std::string("the Vulkan loader does not provide ") + #name);
   SGFP4_VK_INSTANCE(SGFP4_LOAD_INSTANCE)
-  inst = std::move(out);
+  inst = out.release();
   return *inst;
 }
 
@@ -172,7 +172,7 @@ class VulkanDecoder {
   VkPhysicalDeviceMemoryProperties memProps{};
   VkDescriptorSetLayout decodeSetLayout = VK_NULL_HANDLE, copySetLayout = VK_NULL_HANDLE;
   VkPipelineLayout decodeLayout = VK_NULL_HANDLE, copyLayout = VK_NULL_HANDLE;
-  VkPipeline decodePipeline = VK_NULL_HANDLE, copyPipeline = VK_NULL_HANDLE;
+  VkPipeline decodePipeline = VK_NULL_HANDLE, decodeBaselinePipeline = VK_NULL_HANDLE, copyPipeline = VK_NULL_HANDLE;
   VkCommandPool cmdPool = VK_NULL_HANDLE;
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
@@ -383,6 +383,7 @@ VulkanDecoder::VulkanDecoder(const std::string& requested) {
   decodeLayout = makeLayout(decodeSetLayout, sizeof(PushDecode));
   copyLayout = makeLayout(copySetLayout, sizeof(PushCopy));
   decodePipeline = makePipeline(kDecodeSpv, sizeof kDecodeSpv, decodeLayout);
+  decodeBaselinePipeline = makePipeline(kDecodeBaselineSpv, sizeof kDecodeBaselineSpv, decodeLayout);
   copyPipeline = makePipeline(kCopySpv, sizeof kCopySpv, copyLayout);
 
   VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -411,6 +412,7 @@ VulkanDecoder::~VulkanDecoder() {
   if (fence) vkDestroyFence(device, fence, nullptr);
   if (cmdPool) vkDestroyCommandPool(device, cmdPool, nullptr);
   vkDestroyPipeline(device, decodePipeline, nullptr);
+  vkDestroyPipeline(device, decodeBaselinePipeline, nullptr);
   vkDestroyPipeline(device, copyPipeline, nullptr);
   vkDestroyPipelineLayout(device, decodeLayout, nullptr);
   vkDestroyPipelineLayout(device, copyLayout, nullptr);
@@ -616,8 +618,8 @@ void grid(const DeviceInfo& info, uint64_t groups, uint32_t& gx, uint32_t& gy) {
   gy = uint32_t((groups + gx - 1) / gx);
 }
 
-uint32_t recordDecode(VulkanDecoder& d, const Job& job, const Container& c, const Plan& plan) {
-  vkCmdBindPipeline(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.decodePipeline);
+uint32_t recordDecode(VulkanDecoder& d, const Job& job, const Container& c, const Plan& plan, VkPipeline pipeline = VK_NULL_HANDLE) {
+  vkCmdBindPipeline(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline ? pipeline : d.decodePipeline);
   uint32_t dispatches = 0;
   for (size_t k = 0; k < plan.chunks.size(); k++) {
     const Chunk& ch = plan.chunks[k];
@@ -637,11 +639,13 @@ uint32_t recordDecode(VulkanDecoder& d, const Job& job, const Container& c, cons
 }  // namespace
 
 VulkanDecoder& decoderFor(const std::string& selection) {
-  static std::map<std::string, std::unique_ptr<VulkanDecoder>> decoders;
-  auto it = decoders.find(selection);
-  if (it != decoders.end()) return *it->second;
+  // Never destroyed: tearing Vulkan down from static destructors at process exit crashed the
+  // NVIDIA driver (its own exit handlers run first); the process exit releases everything.
+  static auto* decoders = new std::map<std::string, VulkanDecoder*>();
+  auto it = decoders->find(selection);
+  if (it != decoders->end()) return *it->second;
   auto d = std::make_unique<VulkanDecoder>(selection);
-  return *(decoders[selection] = std::move(d));
+  return *((*decoders)[selection] = d.release());
 }
 
 DeviceInfo deviceInfo(VulkanDecoder& d) { return d.info; }
@@ -736,27 +740,35 @@ BenchResult bench(VulkanDecoder& d, const uint8_t* bytes, size_t len, const Cont
   }
 
   const uint64_t mask = d.info.timestampValidBits >= 64 ? UINT64_MAX : ((uint64_t(1) << d.info.timestampValidBits) - 1);
+  // Each timestamp pair brackets `batch` runs back to back (a barrier between runs), so the
+  // clocks stay up and launch gaps are amortized; the figure is per run.
+  const uint64_t outBytes = res.outputBytes;
+  res.batch = uint32_t(std::max<uint64_t>(2, std::min<uint64_t>(200, (uint64_t(8) << 30) / std::max<uint64_t>(outBytes, 1))));
   auto timed = [&](int variant) {
     d.begin();
     vkCmdResetQueryPool(d.cmd, d.queries, 0, 2);
     vkCmdWriteTimestamp(d.cmd, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT, d.queries, 0);
-    if (variant == 0) {
-      recordDecode(d, job, c, plan);
-    } else if (variant == 1) {
-      for (size_t k = 0; k < sources.size(); k++) {
-        VkBufferCopy region{0, 0, sources[k].size};
-        vkCmdCopyBuffer(d.cmd, sources[k].buf, job.outputs[k].buf, 1, &region);
-      }
-    } else {
-      vkCmdBindPipeline(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.copyPipeline);
-      for (uint32_t k = 0; k < nSets; k++) {
-        const uint64_t vecs = sources[k].size / 16;
-        uint32_t gx, gy;
-        grid(d.info, (vecs + 1023) / 1024, gx, gy);
-        PushCopy pc{uint32_t(vecs), gx};
-        vkCmdBindDescriptorSets(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.copyLayout, 0, 1, &sets[k], 0, nullptr);
-        vkCmdPushConstants(d.cmd, d.copyLayout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
-        vkCmdDispatch(d.cmd, gx, gy, 1);
+    for (uint32_t rep = 0; rep < res.batch; rep++) {
+      if (rep) barrier(d.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                       VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
+      if (variant == 0 || variant == 3) {
+        recordDecode(d, job, c, plan, variant == 3 ? d.decodeBaselinePipeline : d.decodePipeline);
+      } else if (variant == 1) {
+        for (size_t k = 0; k < sources.size(); k++) {
+          VkBufferCopy region{0, 0, sources[k].size};
+          vkCmdCopyBuffer(d.cmd, sources[k].buf, job.outputs[k].buf, 1, &region);
+        }
+      } else {
+        vkCmdBindPipeline(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.copyPipeline);
+        for (uint32_t k = 0; k < nSets; k++) {
+          const uint64_t vecs = sources[k].size / 16;
+          uint32_t gx, gy;
+          grid(d.info, (vecs + 1023) / 1024, gx, gy);
+          PushCopy pc{uint32_t(vecs), gx};
+          vkCmdBindDescriptorSets(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.copyLayout, 0, 1, &sets[k], 0, nullptr);
+          vkCmdPushConstants(d.cmd, d.copyLayout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+          vkCmdDispatch(d.cmd, gx, gy, 1);
+        }
       }
     }
     vkCmdWriteTimestamp(d.cmd, VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, d.queries, 1);
@@ -764,13 +776,14 @@ BenchResult bench(VulkanDecoder& d, const uint8_t* bytes, size_t len, const Cont
     uint64_t ts[2];
     check(vkGetQueryPoolResults(d.device, d.queries, 0, 2, sizeof ts, ts, sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
           "vkGetQueryPoolResults");
-    return double((ts[1] - ts[0]) & mask) * d.info.timestampPeriodNs;
+    return double((ts[1] - ts[0]) & mask) * d.info.timestampPeriodNs / res.batch;
   };
   for (uint32_t w = 0; w < o.warmup; w++)
-    for (int v = 0; v < 3; v++) timed(v);
+    for (int v = 0; v < 4; v++) timed(v);
   // Variants interleaved per repetition so clock drift affects all alike.
   for (uint32_t r = 0; r < o.reps; r++) {
     res.decodeNs.push_back(timed(0));
+    res.decodeBaselineNs.push_back(timed(3));
     res.copyBufferNs.push_back(timed(1));
     res.copyShaderNs.push_back(timed(2));
   }

@@ -30,7 +30,8 @@ struct BenchOptions {
 };
 
 struct BenchResult {
-  std::vector<double> decodeNs, copyBufferNs, copyShaderNs;
+  std::vector<double> decodeNs, decodeBaselineNs, copyBufferNs, copyShaderNs;  // per decode / copy
+  uint32_t batch = 1;  // runs back to back per timestamp pair
   uint64_t outputBytes = 0, streamBytes = 0, leafTableBytes = 0;
   uint32_t dispatches = 0;
 };
