@@ -3,7 +3,7 @@
  * kernel on the calling thread; decodeReference is the readable loop they are tested against.
  * Worker-thread decode lives in the Node-only entry "@sgfp4/cpu-decoder/parallel".
  */
-import { Sgfp4Error, type Container } from "@sgfp4/format";
+import { Sgfp4Error, checkShape, type Container } from "@sgfp4/format";
 import { MAX_WASM_BYTES, WASM_PAGE, fillInputs, instantiate, kernelModule, pagesFor, planMemory, type KernelExports } from "./kernel.js";
 import { asSgfp4Error, parseForDecode, type DecodeOptions } from "./options.js";
 import { expandReference } from "./reference.js";
@@ -37,14 +37,101 @@ export function decode(bytes: Uint8Array, opts: DecodeOptions): Float32Array {
   return out;
 }
 
-/** decodeInto: the caller's array (length O*I) receives the output. */
+/**
+ * decodeInto: the caller's array (length O*I) receives the output. An array from createOutput()
+ * (or a subarray of it) is written by the kernel in place, with no copy; any other Float32Array
+ * gets the output through cache-sized bands copied out of scratch memory.
+ */
 export function decodeInto(bytes: Uint8Array, opts: DecodeOptions, out: Float32Array): void {
   if (!(out instanceof Float32Array)) throw new Sgfp4Error("INVALID_ARGUMENT", "out must be a Float32Array");
   const c = parseForDecode(bytes, opts);
   if (out.length !== c.shape[0] * c.shape[1]) {
     throw new Sgfp4Error("INVALID_ARGUMENT", `out has ${out.length} elements, expected O*I = ${c.shape[0] * c.shape[1]}`);
   }
+  const arena = kernelOutputs.get(out.buffer);
+  if (arena && out.byteOffset + out.byteLength <= arena.outputBytes && expandInPlace(arena, c, bytes, out)) return;
   expand(c, bytes, out);
+}
+
+/** A WebAssembly.Memory that holds one caller-visible output region followed by kernel input space. */
+interface KernelArena {
+  memory: WebAssembly.Memory;
+  kernel: KernelExports;
+  /** bytes [0, outputBytes) are the output region handed to the caller */
+  outputBytes: number;
+}
+
+/** Buffers of createOutput() arrays -> their arena (weak: the arena lives as long as the buffer). */
+const kernelOutputs = new WeakMap<ArrayBufferLike, KernelArena>();
+
+/**
+ * Input space reserved per macroblock after the output region: the worst case without gaps
+ * between records (v2 all 4x4 leaves: 256 table entries of 16 bytes, a 5136-byte record with
+ * 16-byte-padded payloads). Pages that are never touched cost no physical memory.
+ */
+const INPUT_BYTES_PER_BLOCK = 256 * 16 + 5136 + 16;
+
+export interface OutputOptions {
+  /** Same limit as decode's (default 2^31 bytes of output). */
+  limits?: { maxOutputBytes?: number };
+}
+
+/**
+ * A Float32Array of O*I zeros that lives in the decoder kernel's own WebAssembly.Memory, so that
+ * `decodeInto(bytes, opts, out)` lets the kernel write the output straight into it (no extra pass
+ * over the output). Allocate it once and reuse it across calls.
+ *
+ * Lifetime rules:
+ * - Every decodeInto overwrites it in place; copy (`out.slice()`) what must outlive the next call.
+ * - Its memory is never grown, so the view never detaches; it is freed by the garbage collector
+ *   once the array (and every view of its buffer) is unreachable.
+ * - `out.buffer` is larger than the output (kernel input space follows it): use `out` itself or
+ *   `out.subarray(...)`, never `new Float32Array(out.buffer)`. The buffer cannot be transferred
+ *   with postMessage (a WebAssembly.Memory buffer is not detachable); structured clone copies it.
+ * - A container whose inputs do not fit the space reserved for them (only possible with large
+ *   gaps between v2 records) still decodes correctly, through the banded copy path.
+ * - Where the wasm SIMD kernel cannot run, a plain Float32Array is returned.
+ */
+export function createOutput(shape: readonly [number, number], opts: OutputOptions = {}): Float32Array {
+  const { blockCount } = checkShape(shape, opts.limits ?? {});
+  const elements = shape[0] * shape[1];
+  const module = kernelModule();
+  try {
+    if (!module) return new Float32Array(elements);
+    const outputBytes = elements * 4;
+    if (outputBytes + WASM_PAGE > MAX_WASM_BYTES) {
+      throw new Sgfp4Error("LIMIT_EXCEEDED", `an output of ${outputBytes} bytes does not fit the kernel's 4 GiB memory`);
+    }
+    const wanted = Math.min(MAX_WASM_BYTES, outputBytes + 16 + blockCount * INPUT_BYTES_PER_BLOCK);
+    const pages = pagesFor(wanted);
+    // initial === maximum: the memory can never grow, so views of it never detach.
+    const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });
+    const arena: KernelArena = { memory, kernel: instantiate(module, memory), outputBytes };
+    kernelOutputs.set(memory.buffer, arena);
+    return new Float32Array(memory.buffer, 0, elements);
+  } catch (e) {
+    throw asSgfp4Error(e, "allocating a kernel-memory output");
+  }
+}
+
+/** True when `out` is (a view into) an array made by createOutput that decodeInto fills in place. */
+export function isKernelOutput(out: Float32Array): boolean {
+  const arena = kernelOutputs.get(out.buffer);
+  return arena !== undefined && out.byteOffset + out.byteLength <= arena.outputBytes;
+}
+
+/** The kernel expands every leaf straight into `out`; false when the inputs do not fit the arena. */
+function expandInPlace(arena: KernelArena, c: Container, bytes: Uint8Array, out: Float32Array): boolean {
+  const plan = planMemory(c, arena.outputBytes);
+  if (plan.totalBytes > arena.memory.buffer.byteLength) return false;
+  try {
+    // fillInputs copies with TypedArray.set, correct even if `bytes` itself lies in this memory.
+    fillInputs(arena.memory.buffer, c, bytes, plan);
+    arena.kernel.decode_leaves(plan.tableAt, c.leafCount, out.byteOffset, c.shape[0], c.shape[1], c.tilesX, 0);
+  } catch (e) {
+    throw asSgfp4Error(e, "WebAssembly decode failed");
+  }
+  return true;
 }
 
 /** Scratch memory reused across calls (only while a call's scratch fits SCRATCH_KEEP_BYTES). */
