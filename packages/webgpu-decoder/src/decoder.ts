@@ -5,7 +5,7 @@
  * window runs the same kernel on the same leaves, so the bits are those of a single pass.
  */
 import { Sgfp4Error, parse, type Container, type Limits, type Profile, type Shape } from "@sgfp4/format";
-import { PARAM_WORDS, WORKGROUP_SIZE, decodeShader } from "./shader.js";
+import { PARAM_WORDS, WORKGROUP_SIZE, decodeShader, type KernelVariant } from "./shader.js";
 
 export interface DecodeOptions {
   profile: Profile | "auto";
@@ -26,6 +26,13 @@ export interface WebGpuDecoderOptions {
    * payloads. Tests set it tiny to exercise that path.
    */
   maxInputBytes?: number;
+  /**
+   * How the kernel finds each 4x4 cell's leaf. "cells" (default): a host-built table of one byte
+   * per cell, no workgroup memory or barrier (and no table at all when every macroblock is one
+   * leaf). "marking": the first kernel, quadtree node marking in workgroup memory; kept for the
+   * benchmark. Same bits either way.
+   */
+  kernel?: "cells" | "marking";
 }
 
 // The numeric usage flags are fixed by the WebGPU spec; using them directly avoids needing the
@@ -48,6 +55,10 @@ interface Chunk {
   leafBindSize: number;
   leafBase: number;
   payloadWordBase: number;
+  /** first macroblock of this window's slice of the cell table ("cells" kernel) */
+  cellBlockBase: number;
+  cellBindOffset: number;
+  cellBindSize: number;
 }
 
 /** A validated container uploaded to the device, ready to be decoded any number of times. */
@@ -63,6 +74,10 @@ export class PreparedContainer {
     /** @internal */ readonly owned: readonly GPUBuffer[],
     /** bytes uploaded: container (or its payloads) + leaf table + first-leaf table */
     readonly uploadedBytes: number,
+    /** which kernel decodes it */
+    readonly variant: KernelVariant = "marking",
+    /** @internal one byte per 4x4 cell, the cell's leaf index within its macroblock */
+    readonly cells?: GPUBuffer,
   ) {}
   get shape(): Shape {
     return this.container.shape;
@@ -78,7 +93,8 @@ export class WebGpuDecoder {
   readonly device: GPUDevice;
   private readonly maxChunkBytes: number;
   private readonly maxInputBytes: number;
-  private readonly pipelines = new Map<boolean, GPUComputePipeline>();
+  private readonly kernel: "cells" | "marking";
+  private readonly pipelines = new Map<string, GPUComputePipeline>();
 
   constructor(device: GPUDevice, options: WebGpuDecoderOptions = {}) {
     this.device = device;
@@ -86,15 +102,17 @@ export class WebGpuDecoder {
     const asked = options.maxChunkBytes === undefined ? deviceMax : Math.max(256, Math.floor(options.maxChunkBytes / 256) * 256);
     this.maxChunkBytes = Math.min(asked, deviceMax);
     this.maxInputBytes = options.maxInputBytes ?? Number.POSITIVE_INFINITY;
+    this.kernel = options.kernel ?? "cells";
   }
 
   /** Pipelines are built once per decoder and output kind, then reused. */
-  private pipeline(vec4Output: boolean): GPUComputePipeline {
-    let p = this.pipelines.get(vec4Output);
+  private pipeline(vec4Output: boolean, variant: KernelVariant): GPUComputePipeline {
+    const key = `${vec4Output ? "vec4" : "scalar"}-${variant}`;
+    let p = this.pipelines.get(key);
     if (!p) {
-      const module = this.device.createShaderModule({ code: decodeShader(vec4Output), label: "sgfp4-decode" });
-      p = this.device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" }, label: `sgfp4-decode-${vec4Output ? "vec4" : "scalar"}` });
-      this.pipelines.set(vec4Output, p);
+      const module = this.device.createShaderModule({ code: decodeShader(vec4Output, variant), label: "sgfp4-decode" });
+      p = this.device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" }, label: `sgfp4-decode-${key}` });
+      this.pipelines.set(key, p);
     }
     return p;
   }
@@ -118,6 +136,16 @@ export class WebGpuDecoder {
     owned.push(firstLeaf);
     let uploaded = firstLeafWords.byteLength;
 
+    const variant: KernelVariant = this.kernel === "marking" ? "marking" : c.leafCount === c.blockCount ? "single" : "cells";
+    let cells: GPUBuffer | undefined;
+    if (variant === "cells") {
+      const table = cellTable(c);
+      if (table.byteLength > device.limits.maxBufferSize) throw new Sgfp4Error("LIMIT_EXCEEDED", `cell table of ${table.byteLength} bytes exceeds the device's maxBufferSize`);
+      cells = this.createFilled(table, "sgfp4-cells");
+      owned.push(cells);
+      uploaded += table.byteLength;
+    }
+
     const windows = this.planWindows(c);
     const leafTableBytes = c.leafCount * 16;
     const inputsFit = align(bytes.length, 4) <= Math.min(inputMax, this.maxInputBytes) && leafTableBytes <= Math.min(inputMax, this.maxInputBytes);
@@ -134,8 +162,12 @@ export class WebGpuDecoder {
       const lastBlock = (w.blockRowStart + w.blockRowCount - 1) * c.tilesX + w.blockColStart + w.blockColCount - 1;
       const l0 = firstLeafWords[firstBlock]!;
       const l1 = firstLeafWords[lastBlock + 1]!;
+      // this window's blocks are contiguous in the cell table: bind that slice (256 B per block)
+      const cellBindSize = (lastBlock + 1 - firstBlock) * 256;
+      if (cells && cellBindSize > inputMax) throw new Sgfp4Error("LIMIT_EXCEEDED", `one output window needs ${cellBindSize} bytes of cell table, over the device's storage binding limit of ${inputMax}`);
+      const cellSlice = { cellBlockBase: firstBlock, cellBindOffset: firstBlock * 256, cellBindSize };
       if (sharedPayload && sharedLeaves) {
-        return { ...w, payload: sharedPayload, leaves: sharedLeaves, leafBindOffset: 0, leafBindSize: Math.max(16, leafTableBytes), leafBase: 0, payloadWordBase: 0 };
+        return { ...w, ...cellSlice, payload: sharedPayload, leaves: sharedLeaves, leafBindOffset: 0, leafBindSize: Math.max(16, leafTableBytes), leafBase: 0, payloadWordBase: 0 };
       }
       // Inputs over one binding: give this window its own compact copy of its leaves' payloads.
       const compact = compactLeaves(bytes, c, l0, l1);
@@ -146,7 +178,7 @@ export class WebGpuDecoder {
       const leaves = this.createFilled(compact.leaves, "sgfp4-leaf-chunk");
       owned.push(payload, leaves);
       uploaded += compact.payload.byteLength + compact.leaves.byteLength;
-      return { ...w, payload, leaves, leafBindOffset: 0, leafBindSize: Math.max(16, compact.leaves.byteLength), leafBase: l0, payloadWordBase: 0 };
+      return { ...w, ...cellSlice, payload, leaves, leafBindOffset: 0, leafBindSize: Math.max(16, compact.leaves.byteLength), leafBase: l0, payloadWordBase: 0 };
     });
 
     const paramStride = Math.max(256, device.limits.minUniformBufferOffsetAlignment);
@@ -155,13 +187,13 @@ export class WebGpuDecoder {
       const blocks = ch.blockRowCount * ch.blockColCount;
       const groupsX = Math.min(blocks, device.limits.maxComputeWorkgroupsPerDimension);
       paramWords.set(
-        [rows, cols, c.tilesX, ch.blockRowStart, ch.blockColStart, ch.blockColCount, groupsX, blocks, ch.leafBase, ch.payloadWordBase, ch.outBase, ch.outCount],
+        [rows, cols, c.tilesX, ch.blockRowStart, ch.blockColStart, ch.blockColCount, groupsX, blocks, ch.leafBase, ch.payloadWordBase, ch.outBase, ch.outCount, ch.cellBlockBase],
         (i * paramStride) / 4,
       );
     });
     const params = this.createFilled(paramWords, "sgfp4-params", USAGE.UNIFORM);
     owned.push(params);
-    return new PreparedContainer(c, rows * cols * 4, chunks, params, firstLeaf, owned, uploaded);
+    return new PreparedContainer(c, rows * cols * 4, chunks, params, firstLeaf, owned, uploaded, variant, cells);
   }
 
   /**
@@ -169,7 +201,7 @@ export class WebGpuDecoder {
    * once), else element windows of a multiple of 64 elements (256-byte aligned binding offsets),
    * each dispatching the macroblocks it touches.
    */
-  private planWindows(c: Container): Omit<Chunk, "payload" | "leaves" | "leafBindOffset" | "leafBindSize" | "leafBase" | "payloadWordBase">[] {
+  private planWindows(c: Container): Pick<Chunk, "outBase" | "outCount" | "blockRowStart" | "blockRowCount" | "blockColStart" | "blockColCount">[] {
     const [rows, cols] = c.shape;
     const total = rows * cols;
     const maxElems = this.maxChunkBytes / 4; // a multiple of 64
@@ -215,7 +247,7 @@ export class WebGpuDecoder {
   encode(pass: GPUComputePassEncoder, prepared: PreparedContainer, output: GPUBuffer, outputOffset = 0): void {
     const bindGroups = this.bindGroups(prepared, output, outputOffset);
     const vec4Output = prepared.shape[1] % 4 === 0;
-    pass.setPipeline(this.pipeline(vec4Output));
+    pass.setPipeline(this.pipeline(vec4Output, prepared.variant));
     prepared.chunks.forEach((ch, i) => {
       const blocks = ch.blockRowCount * ch.blockColCount;
       const groupsX = Math.min(blocks, this.device.limits.maxComputeWorkgroupsPerDimension);
@@ -233,7 +265,7 @@ export class WebGpuDecoder {
     if (output.size < outputOffset + prepared.outputBytes) {
       throw new Sgfp4Error("INVALID_ARGUMENT", `output buffer of ${output.size} bytes cannot hold ${prepared.outputBytes} bytes at offset ${outputOffset}`);
     }
-    const layout = this.pipeline(prepared.shape[1] % 4 === 0).getBindGroupLayout(0);
+    const layout = this.pipeline(prepared.shape[1] % 4 === 0, prepared.variant).getBindGroupLayout(0);
     const paramStride = Math.max(256, this.device.limits.minUniformBufferOffsetAlignment);
     const groups = prepared.chunks.map((ch, i) =>
       this.device.createBindGroup({
@@ -244,6 +276,7 @@ export class WebGpuDecoder {
           { binding: 2, resource: { buffer: ch.leaves, offset: ch.leafBindOffset, size: ch.leafBindSize } },
           { binding: 3, resource: { buffer: prepared.firstLeaf } },
           { binding: 4, resource: { buffer: output, offset: outputOffset + ch.outBase * 4, size: ch.outCount * 4 } },
+          ...(prepared.cells ? [{ binding: 5, resource: { buffer: prepared.cells, offset: ch.cellBindOffset, size: ch.cellBindSize } }] : []),
         ],
       }),
     );
@@ -336,6 +369,31 @@ export class WebGpuDecoder {
   destroy(): void {
     this.pipelines.clear();
   }
+}
+
+/**
+ * One byte per 4x4 cell, macroblock after macroblock (256 bytes each, cell t at row t/16, column
+ * t%16): the index, within its macroblock, of the leaf that covers the cell. `parse` guarantees
+ * that a macroblock's leaves (at most 256) tile it exactly, so every cell gets exactly one.
+ */
+function cellTable(c: Container): Uint8Array {
+  const table = new Uint8Array(c.blockCount * 256);
+  const t = c.leafTable;
+  for (let b = 0; b < c.blockCount; b++) {
+    const { firstLeaf: first, leafCount } = c.blocks[b]!;
+    if (leafCount === 1) continue; // one leaf: index 0, already there
+    const end = first + leafCount;
+    const base = b * 256;
+    for (let l = first; l < end; l++) {
+      const geo = t[l * 4 + 1]!;
+      const cy = (geo & 63) >> 2;
+      const cx = ((geo >>> 6) & 63) >> 2;
+      const n = 1 << (((geo >>> 12) & 7) - 2); // leaf side in cells
+      const k = l - first;
+      for (let i = 0; i < n; i++) table.fill(k, base + (cy + i) * 16 + cx, base + (cy + i) * 16 + cx + n);
+    }
+  }
+  return table;
 }
 
 /** Leaves l0..l1 with their payloads packed back to back (16-byte aligned) in a new buffer. */

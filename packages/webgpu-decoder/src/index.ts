@@ -5,4 +5,4 @@
 export { WebGpuDecoder, PreparedContainer, OUTPUT_USAGE, type DecodeOptions, type WebGpuDecoderOptions } from "./decoder.js";
 export { createConformanceBackend, type ConformanceBackend } from "./backend.js";
 export { getGpu, requestDevice, type DeviceRequest } from "./gpu.js";
-export { decodeShader, COPY_SHADER, WORKGROUP_SIZE } from "./shader.js";
+export { decodeShader, COPY_SHADER, WORKGROUP_SIZE, type KernelVariant } from "./shader.js";

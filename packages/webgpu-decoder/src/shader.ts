@@ -19,8 +19,18 @@ export const WORKGROUP_SIZE = 256;
 /** Per-dispatch parameters: 16 u32, in the order of the WGSL struct `Params`. */
 export const PARAM_WORDS = 16;
 
+/**
+ * How a thread finds its cell's leaf:
+ * - "marking": the quadtree node marking above, in workgroup memory, behind a barrier.
+ * - "cells": the host gives one byte per 4x4 cell, the cell's leaf index within its macroblock
+ *   (256 bytes per 16 KiB of output, ~1.6% more traffic); each thread reads its byte and its leaf
+ *   entry directly. No workgroup memory (so no zero-fill), no barrier.
+ * - "single": every macroblock is one leaf (all of v1, v2 of only UNIFORM_64): leaf index 0.
+ */
+export type KernelVariant = "marking" | "cells" | "single";
+
 /** `vec4Output`: columns a multiple of 4, so each cell row is one aligned vec4<f32> store. */
-export function decodeShader(vec4Output: boolean): string {
+export function decodeShader(vec4Output: boolean, variant: KernelVariant = "marking"): string {
   const outType = vec4Output ? "array<vec4<f32>>" : "array<f32>";
   const store = vec4Output
     ? /* wgsl */ `
@@ -36,12 +46,74 @@ export function decodeShader(vec4Output: boolean): string {
           }
         }
       }`;
+  const markingDecls = /* wgsl */ `
+// node index + 1 of each leaf's quadtree node (0 = not a leaf); zero-initialised by WGSL
+var<workgroup> nodeLeaf: array<u32, 341>;
+var<workgroup> leafScale: array<f32, 256>;
+var<workgroup> leafBias: array<f32, 256>;
+var<workgroup> leafInfo: array<u32, 256>;
+var<workgroup> leafWord: array<u32, 256>;
+
+// nodes of size 64, 32, 16, 8, 4 start at these indices of nodeLeaf
+fn nodeIndex(y: u32, x: u32, log2: u32) -> u32 {
+  var base = 0u;
+  switch (log2) {
+    case 6u: { base = 0u; }
+    case 5u: { base = 1u; }
+    case 4u: { base = 5u; }
+    case 3u: { base = 21u; }
+    default: { base = 85u; }
+  }
+  return base + (y >> log2) * (64u >> log2) + (x >> log2);
+}`;
+  const markingLookup = /* wgsl */ `
+  let count = min(firstLeaf[b + 1u] - first, 256u);
+  if (t < count) {
+    let lp = leafParams(leaves[first + t - p.leafBase]);
+    leafScale[t] = lp.s;
+    leafBias[t] = lp.bias;
+    leafInfo[t] = lp.info;
+    leafWord[t] = lp.word;
+    nodeLeaf[nodeIndex(lp.info & 63u, (lp.info >> 6u) & 63u, (lp.info >> 12u) & 7u)] = t + 1u;
+  }
+  workgroupBarrier();
+
+  var k = 0u;
+  for (var log2 = 6u; log2 >= 2u; log2--) {
+    let n = nodeLeaf[nodeIndex(cy, cx, log2)];
+    if (n != 0u) { k = n; break; }
+  }
+  if (k == 0u) { return; } // unreachable for parsed streams
+  k -= 1u;
+  let s = leafScale[k];
+  let bias = leafBias[k];
+  let info = leafInfo[k];
+  let word = leafWord[k];`;
+  // Leaf index from the host's cell table; the leaf entry is read straight from the table (the
+  // threads of one leaf hit the same cache line).
+  const cellsLookup = /* wgsl */ `
+  let k = (cells[(b - p.cellBlockBase) * 64u + (t >> 2u)] >> ((t & 3u) * 8u)) & 255u;
+  let lp = leafParams(leaves[first + k - p.leafBase]);
+  let s = lp.s;
+  let bias = lp.bias;
+  let info = lp.info;
+  let word = lp.word;`;
+  const singleLookup = /* wgsl */ `
+  let lp = leafParams(leaves[first - p.leafBase]);
+  let s = lp.s;
+  let bias = lp.bias;
+  let info = lp.info;
+  let word = lp.word;`;
+  const cellsDecl = /* wgsl */ `
+// leaf index (within its macroblock) of each 4x4 cell, 4 per word
+@group(0) @binding(5) var<storage, read> cells: array<u32>;`;
+  const lookup = variant === "marking" ? markingLookup : variant === "cells" ? cellsLookup : singleLookup;
   return /* wgsl */ `
 struct Params {
   rows: u32, cols: u32, tilesX: u32, blockRowStart: u32,
   blockColStart: u32, blockColCount: u32, groupsX: u32, blockCount: u32,
   leafBase: u32, payloadWordBase: u32, outBase: u32, outCount: u32,
-  _pad0: u32, _pad1: u32, _pad2: u32, _pad3: u32,
+  cellBlockBase: u32, _pad1: u32, _pad2: u32, _pad3: u32,
 }
 
 @group(0) @binding(0) var<uniform> p: Params;
@@ -49,14 +121,8 @@ struct Params {
 @group(0) @binding(2) var<storage, read> leaves: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read> firstLeaf: array<u32>;
 @group(0) @binding(4) var<storage, read_write> output: ${outType};
-
-// node index + 1 of each leaf's quadtree node (0 = not a leaf); zero-initialised by WGSL
-var<workgroup> nodeLeaf: array<u32, 341>;
-var<workgroup> leafScale: array<f32, 256>;
-var<workgroup> leafBias: array<f32, 256>;
-// bits 0-5 y, 6-11 x, 12-14 log2 size, 15 mode, 16 bias is -0, 17 scale is negative, 18 scale is zero
-var<workgroup> leafInfo: array<u32, 256>;
-var<workgroup> leafWord: array<u32, 256>;
+${variant === "cells" ? cellsDecl : ""}
+${variant === "marking" ? markingDecls : ""}
 
 // FP16 bits -> f32 bits, integer operations only (subnormals normalised, never flushed).
 fn halfToFloatBits(h: u32) -> u32 {
@@ -70,17 +136,17 @@ fn halfToFloatBits(h: u32) -> u32 {
   return sign | ((113u - shift) << 23u) | (((m << shift) & 0x3ffu) << 13u);
 }
 
-// nodes of size 64, 32, 16, 8, 4 start at these indices of nodeLeaf
-fn nodeIndex(y: u32, x: u32, log2: u32) -> u32 {
-  var base = 0u;
-  switch (log2) {
-    case 6u: { base = 0u; }
-    case 5u: { base = 1u; }
-    case 4u: { base = 5u; }
-    case 3u: { base = 21u; }
-    default: { base = 85u; }
-  }
-  return base + (y >> log2) * (64u >> log2) + (x >> log2);
+// info: bits 0-5 y, 6-11 x, 12-14 log2 size, 15 mode, 16 bias is -0, 17 scale is negative, 18 scale is zero
+struct LeafParams { s: f32, bias: f32, info: u32, word: u32 }
+
+fn leafParams(leaf: vec4<u32>) -> LeafParams {
+  let sBits = halfToFloatBits(leaf.z >> 16u);
+  let bBits = halfToFloatBits(leaf.z & 0xffffu);
+  var info = leaf.y & 0xffffu;
+  if (bBits == 0x80000000u) { info |= 0x10000u; }
+  if ((sBits & 0x80000000u) != 0u) { info |= 0x20000u; }
+  if ((sBits & 0x7fffffffu) == 0u) { info |= 0x40000u; }
+  return LeafParams(bitcast<f32>(sBits), bitcast<f32>(bBits), info, (leaf.w >> 2u) - p.payloadWordBase);
 }
 
 // One element: f32(S) * code + f32(Bias), zero sign fixed by integer logic.
@@ -101,39 +167,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let bx = p.blockColStart + group % p.blockColCount;
   let b = by * p.tilesX + bx;
   let first = firstLeaf[b];
-  let count = min(firstLeaf[b + 1u] - first, 256u);
-
-  if (t < count) {
-    let leaf = leaves[first + t - p.leafBase];
-    let geo = leaf.y;
-    let log2 = (geo >> 12u) & 7u;
-    let sBits = halfToFloatBits(leaf.z >> 16u);
-    let bBits = halfToFloatBits(leaf.z & 0xffffu);
-    var info = geo & 0xffffu;
-    if (bBits == 0x80000000u) { info |= 0x10000u; }
-    if ((sBits & 0x80000000u) != 0u) { info |= 0x20000u; }
-    if ((sBits & 0x7fffffffu) == 0u) { info |= 0x40000u; }
-    leafScale[t] = bitcast<f32>(sBits);
-    leafBias[t] = bitcast<f32>(bBits);
-    leafInfo[t] = info;
-    leafWord[t] = (leaf.w >> 2u) - p.payloadWordBase;
-    nodeLeaf[nodeIndex(geo & 63u, (geo >> 6u) & 63u, log2)] = t + 1u;
-  }
-  workgroupBarrier();
-
   let cy = (t >> 4u) * 4u;
   let cx = (t & 15u) * 4u;
-  var k = 0u;
-  for (var log2 = 6u; log2 >= 2u; log2--) {
-    let n = nodeLeaf[nodeIndex(cy, cx, log2)];
-    if (n != 0u) { k = n; break; }
-  }
-  if (k == 0u) { return; } // unreachable for parsed streams
-  k -= 1u;
-  let s = leafScale[k];
-  let bias = leafBias[k];
-  let info = leafInfo[k];
-  let word = leafWord[k];
+${lookup}
   let ly = info & 63u;
   let lx = (info >> 6u) & 63u;
   let size = 1u << ((info >> 12u) & 7u);

@@ -22,7 +22,12 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
   let tinyChunks: WebGpuDecoder;
   let rowChunks: WebGpuDecoder;
   let compacted: WebGpuDecoder;
+  // the first kernel (quadtree node marking), still selectable: must give the same bits
+  let marking: WebGpuDecoder;
+  let markingChunks: WebGpuDecoder;
   beforeAll(() => {
+    marking = new WebGpuDecoder(device!, { kernel: "marking" });
+    markingChunks = new WebGpuDecoder(device!, { kernel: "marking", maxChunkBytes: 256 });
     plain = new WebGpuDecoder(device!);
     tinyChunks = new WebGpuDecoder(device!, { maxChunkBytes: 256 });
     rowChunks = new WebGpuDecoder(device!, { maxChunkBytes: 64 * 4 * 200 });
@@ -45,7 +50,7 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
         expected[r * 200 + c] = Math.fround(halfToFloat(scales[b]!) * q + halfToFloat(biases[b]!));
       }
     }
-    for (const d of [plain, tinyChunks, rowChunks, compacted]) {
+    for (const d of [plain, tinyChunks, rowChunks, compacted, marking]) {
       expect(bits(await d.decode(bytes, { profile: "v1", shape }))).toEqual(bits(expected));
     }
   });
@@ -105,7 +110,8 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
       const k = Math.floor(c / 8);
       expected[64 * 63 + c] = Math.fround(halfToFloat(0x3000 + k) * ((c % 8) - 8) + halfToFloat(0x0010 * (k % 7)));
     }
-    for (const d of [plain, tinyChunks, compacted]) {
+    expect(plain.prepare(bytes, { profile: "v2", shape }).variant).toBe("cells");
+    for (const d of [plain, tinyChunks, compacted, marking, markingChunks]) {
       const out = await d.decode(bytes, { profile: "v2", shape });
       expect(firstBitDifference(out, expected)).toBe(-1);
     }
@@ -121,7 +127,7 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
       const profile = seed % 2 ? "v1" : "v2";
       const bytes = profile === "v1" ? randomV1(r, shape) : randomV2(r, shape);
       const expected = referenceDecode(bytes, parse(bytes, { profile, shape }));
-      const decoders = seed % 3 === 0 ? [plain, tinyChunks] : seed % 3 === 1 ? [plain, rowChunks] : [plain, compacted];
+      const decoders = seed % 3 === 0 ? [plain, tinyChunks, marking] : seed % 3 === 1 ? [plain, rowChunks, markingChunks] : [plain, compacted];
       for (const d of decoders) {
         const out = await d.decode(bytes, { profile, shape });
         const at = firstBitDifference(out, expected);
@@ -129,7 +135,21 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
         n++;
       }
     }
-    expect(n).toBe(72);
+    expect(n).toBe(96);
+  });
+
+  it("picks the kernel by layout: one leaf per macroblock needs no cell table", () => {
+    const v1 = randomV1(rng(5), [130, 70]);
+    const one = plain.prepare(v1, { profile: "v1", shape: [130, 70] });
+    expect([one.variant, one.cells]).toEqual(["single", undefined]);
+    one.destroy();
+    const v2 = writeV2({ shape: [64, 64], records: [{ layout: LAYOUT.UNIFORM_32, leaves: Array.from({ length: 4 }, () => ({ mode: 0 as const, scaleBits: 0x3c00, biasBits: 0, codes: new Array(1024).fill(1) })) }] });
+    const many = plain.prepare(v2, { profile: "v2", shape: [64, 64] });
+    expect(many.variant).toBe("cells");
+    many.destroy();
+    const old = marking.prepare(v2, { profile: "v2", shape: [64, 64] });
+    expect(old.variant).toBe("marking");
+    old.destroy();
   });
 
   it("decodes into a caller's GPU buffer at an offset, which stays on the device", async () => {
