@@ -5,9 +5,14 @@
  * `iters` repetitions (wall time over onSubmittedWorkDone is reported too).
  *
  *   node bench/dist/bench.mjs [--sizes 16,64,256,1024,2048] [--label NAME] [--json out.json]
+ *     [--kernels cells,marking] [--profiles v1,v2] [--verify-mib 16]
+ * --kernels measures each kernel of WebGpuDecoderOptions.kernel on the same container, side by side;
+ * --verify-mib first decodes v1 and v2 containers of that size with every kernel, reads them back
+ * and checks them bit for bit against the plain JavaScript reference decode of the tests.
  * WEBGPU_MODULE=/abs/path/to/webgpu/index.js overrides where the `webgpu` package is loaded from.
  */
-import { LAYOUT, UNIFORM_LEAF_SIZE, payloadBytes, writeV1, type Shape } from "@sgfp4/format";
+import { LAYOUT, UNIFORM_LEAF_SIZE, parse, payloadBytes, writeV1, type Shape } from "@sgfp4/format";
+import { firstBitDifference, referenceDecode } from "../test/reference.js";
 import { WebGpuDecoder } from "../src/decoder.js";
 import { COPY_SHADER } from "../src/shader.js";
 
@@ -22,6 +27,9 @@ const jsonOut = arg("json", "");
 const COLS = 8192;
 const maxIters = Number(arg("max-iters", "200"));
 const chunkMiB = Number(arg("chunk-mib", "0"));
+const kernels = arg("kernels", "cells").split(",") as ("cells" | "marking")[];
+const profiles = arg("profiles", "v1,v2").split(",") as ("v1" | "v2")[];
+const verifyMiB = Number(arg("verify-mib", "0"));
 
 // --- deterministic fast random bytes (xorshift32) ---
 function fillRandom(out: Uint8Array, seed: number): void {
@@ -151,7 +159,21 @@ async function main() {
   device.addEventListener("uncapturederror", (e) => console.error("uncaptured:", (e as GPUUncapturedErrorEvent).error.message));
   const info = adapter.info;
   console.log(`adapter: ${info.vendor} ${info.architecture} ${info.device} ${info.description} | maxStorageBufferBindingSize ${device.limits.maxStorageBufferBindingSize} maxBufferSize ${device.limits.maxBufferSize} | timestamps ${hasTs}`);
-  const decoder = new WebGpuDecoder(device, chunkMiB ? { maxChunkBytes: chunkMiB * 2 ** 20 } : {});
+  const decoders = new Map(kernels.map((kernel) => [kernel, new WebGpuDecoder(device, { kernel, ...(chunkMiB ? { maxChunkBytes: chunkMiB * 2 ** 20 } : {}) })]));
+
+  // bit-exactness on this device: every kernel against the reference decode
+  if (verifyMiB) {
+    const shape: Shape = [(verifyMiB * 2 ** 20) / 4 / COLS, COLS];
+    for (const profile of profiles) {
+      const bytes = profile === "v1" ? v1Container(shape, 4242) : v2Container(shape, 4343);
+      const expected = referenceDecode(bytes, parse(bytes, { profile, shape }));
+      for (const [kernel, d] of decoders) {
+        const at = firstBitDifference(await d.decode(bytes, { profile, shape }), expected);
+        console.log(`verify ${profile} ${verifyMiB} MiB kernel ${kernel}: ${at < 0 ? "bit-identical to the reference" : `MISMATCH at element ${at}`}`);
+        if (at >= 0) process.exitCode = 2;
+      }
+    }
+  }
   const copyModule = device.createShaderModule({ code: COPY_SHADER });
   const copyPipeline = device.createComputePipeline({ layout: "auto", compute: { module: copyModule, entryPoint: "main" } });
   const querySet = hasTs ? device.createQuerySet({ type: "timestamp", count: 2 }) : undefined;
@@ -218,10 +240,11 @@ async function main() {
     src.destroy();
     dst.destroy();
     const out = device.createBuffer({ size: outBytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC });
-    for (const profile of ["v1", "v2"] as const) {
+    for (const profile of profiles) {
       const t0 = performance.now();
       const bytes = profile === "v1" ? v1Container(shape, 12345 + mib) : v2Container(shape, 777 + mib);
       const t1 = performance.now();
+      for (const [kernel, decoder] of decoders) {
       const t2 = performance.now();
       const prepared = decoder.prepare(bytes, { profile, shape });
       await device.queue.onSubmittedWorkDone();
@@ -230,20 +253,21 @@ async function main() {
       const moved = bytes.length + outBytes;
       const decBw = moved / (hasTs ? dec.gpu : dec.wall);
       const row = {
-        label, profile, outputMiB: mib, shape: `${shape[0]}x${shape[1]}`, containerMiB: +(bytes.length / 2 ** 20).toFixed(1), leaves: prepared.container.leafCount, chunks: prepared.chunks.length, iters,
+        label, kernel, variant: prepared.variant, profile, outputMiB: mib, shape: `${shape[0]}x${shape[1]}`, containerMiB: +(bytes.length / 2 ** 20).toFixed(1), leaves: prepared.container.leafCount, chunks: prepared.chunks.length, iters,
         decodeGpuMs: +(dec.gpu * 1e3).toFixed(4), decodeWallMs: +(dec.wall * 1e3).toFixed(4), copyGpuMs: +(copy.gpu * 1e3).toFixed(4), copyWallMs: +(copy.wall * 1e3).toFixed(4),
         decodeGBs: +(decBw / 1e9).toFixed(1), copyGBs: +(copyBw / 1e9).toFixed(1), ratio: +(decBw / copyBw).toFixed(3),
-        hostBuildMs: Math.round(t1 - t0), hostParseMs: Math.round(t2 - t1), hostPrepareMs: Math.round(t3 - t2),
+        hostBuildMs: Math.round(t1 - t0), hostPrepareMs: Math.round(t3 - t2),
       };
       results.push(row);
       console.log(JSON.stringify(row));
       prepared.destroy();
+      }
     }
     out.destroy();
   }
   console.log(`\n${label}: decode vs WGSL copy (${hasTs ? "GPU timestamps" : "wall time"})`);
-  console.log("profile  outMiB  contMiB  decode GB/s  copy GB/s  ratio  decode ms");
-  for (const r of results) console.log(`${String(r.profile).padEnd(8)} ${String(r.outputMiB).padStart(6)} ${String(r.containerMiB).padStart(8)} ${String(r.decodeGBs).padStart(12)} ${String(r.copyGBs).padStart(10)} ${String(r.ratio).padStart(6)} ${String(r.decodeGpuMs ?? r.decodeWallMs).padStart(10)}`);
+  console.log("kernel   profile  outMiB  contMiB  decode GB/s  copy GB/s  ratio  decode ms");
+  for (const r of results) console.log(`${String(r.kernel).padEnd(8)} ${String(r.profile).padEnd(8)} ${String(r.outputMiB).padStart(6)} ${String(r.containerMiB).padStart(8)} ${String(r.decodeGBs).padStart(12)} ${String(r.copyGBs).padStart(10)} ${String(r.ratio).padStart(6)} ${String(r.decodeGpuMs ?? r.decodeWallMs).padStart(10)}`);
   if (jsonOut) (await import("node:fs")).writeFileSync(jsonOut, JSON.stringify({ adapter: info, results }, null, 1));
   device.destroy();
 }
