@@ -77,18 +77,18 @@ export interface MemoryPlan {
 
 const align16 = (n: number) => Math.ceil(n / 16) * 16;
 
-/** Size the memory for `outBytes` of output and the container's leaves and payloads. */
+/**
+ * Size the memory for `outBytes` of output and the container's leaves and payloads. The payload
+ * range comes from the blocks (B entries, not one per leaf): parse() guarantees that every leaf's
+ * payload, with its padding to 16 bytes, lies inside its block's [offset, offset + byteLength)
+ * (v2: the record; v1: the 2048-byte payload slot), so whole 16-byte vector loads stay inside.
+ */
 export function planMemory(c: Container, outBytes: number): MemoryPlan {
-  const t = c.leafTable;
   let payloadStart = Infinity;
   let payloadEnd = 0;
-  for (let n = 0; n < c.leafCount; n++) {
-    const geometry = t[4 * n + 1]!;
-    const area = 1 << (2 * ((geometry >>> 12) & 7));
-    const used = (geometry >>> 15) & 1 ? area / 4 : area / 2;
-    const at = t[4 * n + 3]!;
-    payloadStart = Math.min(payloadStart, at);
-    payloadEnd = Math.max(payloadEnd, at + align16(used)); // the kernel loads whole 16-byte vectors
+  for (const block of c.blocks) {
+    if (block.offset < payloadStart) payloadStart = block.offset;
+    if (block.offset + block.byteLength > payloadEnd) payloadEnd = block.offset + block.byteLength;
   }
   if (payloadStart > payloadEnd) payloadStart = payloadEnd;
   const tableAt = align16(outBytes);
