@@ -1,3 +1,4 @@
+import { Sgfp4Error } from "@sgfp4/format";
 /**
  * Seeded synthetic weights for tests and benchmarks, built from exact operations only
  * (integer mulberry32, +, -, *, /, sqrt), so the same seed gives the same floats everywhere.
@@ -81,6 +82,8 @@ export function synthetic(family: Family, rows: number, cols: number, seed: numb
     case "sparse":
       for (let i = 0; i < out.length; i++) out[i] = rand() < 0.9 ? 0 : lap();
       break;
+    default:
+      throw new Sgfp4Error("INVALID_ARGUMENT", `unknown synthetic family "${String(family)}" (one of ${FAMILIES.join(", ")})`);
   }
   return out;
 }
