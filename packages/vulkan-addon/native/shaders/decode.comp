@@ -6,14 +6,12 @@
 // because Vulkan does not promise to preserve them by default.
 layout(local_size_x = 256) in;
 
-// BASELINE (a second pipeline, benchmark only) is the first version: no `restrict`, and each
-// payload load interleaved with the stores, which lets a compiler that fears aliasing serialize
-// the four loads. The default loads all four words before any store.
-#ifdef BASELINE
-#define NOALIAS
-#else
+// SERIAL_FILL (a second pipeline, benchmark only) is the previous version: each leaf's thread
+// writes all of its cells of the 4x4-cell map alone (64 stores for a 32x32 leaf). The default
+// lets every thread find the leaf of its own cell: arithmetic for raster (uniform) layouts, a
+// binary search over the leaves' Z-order keys for MIXED (pre-order DFS is Z-order).
+// Both use `restrict` and load all four payload words before any store.
 #define NOALIAS restrict
-#endif
 layout(std430, set = 0, binding = 0) NOALIAS readonly buffer Stream { uint words[]; } stream;
 layout(std430, set = 0, binding = 1) NOALIAS readonly buffer Leaves { uvec4 entries[]; } leaves;
 layout(std430, set = 0, binding = 2) NOALIAS readonly buffer FirstLeaf { uint idx[]; } firstLeaf;
@@ -39,6 +37,7 @@ shared uint sGeom[256];
 shared uint sScale[256]; // float32 bits
 shared uint sBias[256];
 shared uint sPay[256];   // word index of the payload in the bound stream range
+shared uint sKey[256];   // Z-order key of the leaf's first cell
 
 uint halfToFloatBits(uint h) {
   uint sign = (h & 0x8000u) << 16;
@@ -51,6 +50,13 @@ uint halfToFloatBits(uint h) {
   int msb = findMSB(m);
   uint shift = uint(10 - msb);
   return sign | (uint(113 - int(shift)) << 23) | (((m << shift) & 0x3ffu) << 13);
+}
+
+// Interleaves 4-bit cell row and column: TL, TR, BL, BR order at every level.
+uint zorder(uint cy, uint cx) {
+  uint k = 0u;
+  for (uint i = 0u; i < 4u; i++) k |= (((cx >> i) & 1u) << (2u * i)) | (((cy >> i) & 1u) << (2u * i + 1u));
+  return k;
 }
 
 void main() {
@@ -75,13 +81,41 @@ void main() {
     sScale[t] = halfToFloatBits(L.z >> 16);
     sBias[t] = halfToFloatBits(L.z & 0xffffu);
     sPay[t] = w;
+#ifdef SERIAL_FILL
     if (n > 1u) {
       uint cy = (geom & 63u) >> 2, cx = ((geom >> 6) & 63u) >> 2, cs = 1u << (log2 - 2u);
       for (uint i = 0u; i < cs; i++)
         for (uint j = 0u; j < cs; j++) sMap[((cy + i) & 15u) * 16u + ((cx + j) & 15u)] = t;
     }
+#else
+    sKey[t] = zorder((geom & 63u) >> 2, ((geom >> 6) & 63u) >> 2);
+#endif
   }
   barrier();
+#ifndef SERIAL_FILL
+  if (n > 1u) { // n is uniform: the barrier below is in uniform control flow
+    uint cy = t >> 4, cx = t & 15u;
+    uint g0 = sGeom[0];
+    uint sc = 1u << (clamp((g0 >> 12) & 7u, 2u, 6u) - 2u); // cells per side of leaf 0
+    uint per = 16u / sc;                                    // leaves per row if raster
+    // Raster (uniform layout) iff there are per*per leaves and, beyond 2x2, leaf 2 sits at
+    // row 0, column 2: pre-order DFS always puts leaf 2 at (sc, 0) in that case.
+    bool raster = n == per * per && (per <= 2u || (sGeom[2] & 4095u) == ((2u * sc * 4u) << 6));
+    uint li;
+    if (raster) {
+      li = (cy / sc) * per + cx / sc;
+    } else {
+      uint key = zorder(cy, cx), lo = 0u, hi = n - 1u;
+      while (lo < hi) {
+        uint mid = (lo + hi + 1u) >> 1;
+        if (sKey[mid] <= key) lo = mid; else hi = mid - 1u;
+      }
+      li = lo;
+    }
+    sMap[t] = li;
+    barrier();
+  }
+#endif
 
   uint by = b / pc.tilesX, bx = b - by * pc.tilesX;
   uint row0 = by * 64u, col0 = bx * 64u;
@@ -97,9 +131,7 @@ void main() {
     uint i = (((r - ly) << log2) + (c - lx)) & 4095u; // first of 4 codes, a multiple of 4
     leafOf[k] = li;
     codeAt[k] = i;
-#ifndef BASELINE
     word[k] = stream.words[min(sPay[li] + (mode == 0u ? (i >> 3) : (i >> 4)), pc.streamWords - 1u)];
-#endif
   }
   // Phase B: expand and store.
   for (uint k = 0u; k < 4u; k++) {
@@ -107,9 +139,6 @@ void main() {
     uint r = g >> 4, c = (g & 15u) << 2;
     uint li = leafOf[k], i = codeAt[k];
     uint mode = (sGeom[li] >> 15) & 1u;
-#ifdef BASELINE
-    word[k] = stream.words[min(sPay[li] + (mode == 0u ? (i >> 3) : (i >> 4)), pc.streamWords - 1u)];
-#endif
     float S = uintBitsToFloat(sScale[li]);
     uint biasBits = sBias[li];
     vec4 q;
