@@ -13,7 +13,7 @@
  */
 import { LAYOUT, UNIFORM_LEAF_SIZE, parse, payloadBytes, writeV1, type Shape } from "@sgfp4/format";
 import { firstBitDifference, referenceDecode } from "../test/reference.js";
-import { WebGpuDecoder } from "../src/decoder.js";
+import { WebGpuDecoder, type KernelOption } from "../src/decoder.js";
 import { COPY_SHADER } from "../src/shader.js";
 
 const args = process.argv.slice(2);
@@ -27,7 +27,7 @@ const jsonOut = arg("json", "");
 const COLS = 8192;
 const maxIters = Number(arg("max-iters", "200"));
 const chunkMiB = Number(arg("chunk-mib", "0"));
-const kernels = arg("kernels", "cells").split(",") as ("cells" | "marking")[];
+const kernels = arg("kernels", "cells").split(",") as KernelOption[];
 const profiles = arg("profiles", "v1,v2").split(",") as ("v1" | "v2")[];
 const verifyMiB = Number(arg("verify-mib", "0"));
 

@@ -30,9 +30,10 @@ export interface WebGpuDecoderOptions {
    * How the kernel finds each 4x4 cell's leaf. "cells" (default): a host-built table of one byte
    * per cell, no workgroup memory or barrier (and no table at all when every macroblock is one
    * leaf). "marking": the first kernel, quadtree node marking in workgroup memory; kept for the
-   * benchmark. Same bits either way.
+   * benchmark. "cells-unified": "cells" with T158 and FP4 codes extracted on one branch-free
+   * path (no warp divergence where leaves of both modes meet). Same bits in every case.
    */
-  kernel?: "cells" | "marking";
+  kernel?: KernelOption;
 }
 
 // The numeric usage flags are fixed by the WebGPU spec; using them directly avoids needing the
@@ -89,11 +90,13 @@ export class PreparedContainer {
 
 const align = (n: number, a: number) => Math.ceil(n / a) * a;
 
+export type KernelOption = "cells" | "cells-unified" | "marking";
+
 export class WebGpuDecoder {
   readonly device: GPUDevice;
   private readonly maxChunkBytes: number;
   private readonly maxInputBytes: number;
-  private readonly kernel: "cells" | "marking";
+  private readonly kernel: KernelOption;
   private readonly pipelines = new Map<string, GPUComputePipeline>();
 
   constructor(device: GPUDevice, options: WebGpuDecoderOptions = {}) {
@@ -107,10 +110,11 @@ export class WebGpuDecoder {
 
   /** Pipelines are built once per decoder and output kind, then reused. */
   private pipeline(vec4Output: boolean, variant: KernelVariant): GPUComputePipeline {
-    const key = `${vec4Output ? "vec4" : "scalar"}-${variant}`;
+    const unified = this.kernel === "cells-unified";
+    const key = `${vec4Output ? "vec4" : "scalar"}-${variant}${unified ? "-unified" : ""}`;
     let p = this.pipelines.get(key);
     if (!p) {
-      const module = this.device.createShaderModule({ code: decodeShader(vec4Output, variant), label: "sgfp4-decode" });
+      const module = this.device.createShaderModule({ code: decodeShader(vec4Output, variant, unified), label: "sgfp4-decode" });
       p = this.device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" }, label: `sgfp4-decode-${key}` });
       this.pipelines.set(key, p);
     }

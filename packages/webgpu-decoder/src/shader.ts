@@ -3,8 +3,9 @@
  * cell t of it (row t/16, column t%16), so each store instruction of a 32-thread warp writes two
  * 256-byte row segments: fully coalesced, whatever the leaf sizes are.
  *
- * Finding the leaf of a cell: every leaf marks its own node of the full quadtree (85 nodes of
- * size 64..8 plus 256 of size 4) with its index + 1; a cell then looks at its ancestors from the
+ * Finding the leaf of a cell, "marking" variant (KernelVariant below has the others): every leaf
+ * marks its own node of the full quadtree (85 nodes of size 64..8 plus 256 of size 4) with its
+ * index + 1; a cell then looks at its ancestors from the
  * root down, and the first marked one is its leaf. The host parser guarantees that the leaves of a
  * macroblock tile it exactly, so each cell finds exactly one.
  *
@@ -30,7 +31,8 @@ export const PARAM_WORDS = 16;
 export type KernelVariant = "marking" | "cells" | "single";
 
 /** `vec4Output`: columns a multiple of 4, so each cell row is one aligned vec4<f32> store. */
-export function decodeShader(vec4Output: boolean, variant: KernelVariant = "marking"): string {
+export function decodeShader(vec4Output: boolean, variant: KernelVariant = "marking", unifiedModes = false): string {
+  const modes = unifiedModes ? UNIFIED_MODES : BRANCHED_MODES;
   const outType = vec4Output ? "array<vec4<f32>>" : "array<f32>";
   const store = vec4Output
     ? /* wgsl */ `
@@ -182,7 +184,15 @@ ${lookup}
     let r = r0 + i;
     let codeIndex = (cy - ly + i) * size + (cx - lx); // a multiple of 4
     var v: vec4<u32>;
-    if (t158) {
+    ${modes}
+    let e = r * p.cols + c;
+    ${store}
+  }
+}
+`;
+}
+
+const BRANCHED_MODES = /* wgsl */ `if (t158) {
       // 16 two-bit symbols per word: 00 -> 0, 01 -> +1, 10 -> -1, 11 -> 0
       let bits = payload[word + (codeIndex >> 4u)] >> ((codeIndex & 15u) * 2u);
       for (var j = 0u; j < 4u; j++) {
@@ -197,13 +207,20 @@ ${lookup}
         let code = (bitcast<i32>(bits << (28u - 4u * j))) >> 28u;
         v[j] = affine(s, bias, info, code);
       }
-    }
-    let e = r * p.cols + c;
-    ${store}
-  }
-}
-`;
-}
+    }`;
+
+// Both modes on one path: no divergence when the leaves under one warp mix T158 and FP4.
+const UNIFIED_MODES = /* wgsl */ `
+    let codeBitsLog2 = select(2u, 1u, t158); // FP4: 4 bits a code, T158: 2
+    let perWordLog2 = select(3u, 4u, t158);
+    let bits = payload[word + (codeIndex >> perWordLog2)] >> ((codeIndex & ((1u << perWordLog2) - 1u)) << codeBitsLog2);
+    for (var j = 0u; j < 4u; j++) {
+      let field = bits >> (j << codeBitsLog2);
+      let sym = field & 3u;
+      // FP4: the nibble sign-extended; T158: 00 -> 0, 01 -> +1, 10 -> -1, 11 -> 0
+      let code = select(i32((field & 15u) ^ 8u) - 8, i32(sym & 1u) - i32(sym >> 1u), t158);
+      v[j] = affine(s, bias, info, code);
+    }`;
 
 /** Plain copy of vec4<f32>, the bandwidth yardstick of the benchmark. */
 export const COPY_SHADER = /* wgsl */ `

@@ -25,7 +25,12 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
   // the first kernel (quadtree node marking), still selectable: must give the same bits
   let marking: WebGpuDecoder;
   let markingChunks: WebGpuDecoder;
+  // T158 and FP4 on one branch-free path
+  let unified: WebGpuDecoder;
+  let unifiedChunks: WebGpuDecoder;
   beforeAll(() => {
+    unified = new WebGpuDecoder(device!, { kernel: "cells-unified" });
+    unifiedChunks = new WebGpuDecoder(device!, { kernel: "cells-unified", maxChunkBytes: 256 });
     marking = new WebGpuDecoder(device!, { kernel: "marking" });
     markingChunks = new WebGpuDecoder(device!, { kernel: "marking", maxChunkBytes: 256 });
     plain = new WebGpuDecoder(device!);
@@ -50,7 +55,7 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
         expected[r * 200 + c] = Math.fround(halfToFloat(scales[b]!) * q + halfToFloat(biases[b]!));
       }
     }
-    for (const d of [plain, tinyChunks, rowChunks, compacted, marking]) {
+    for (const d of [plain, tinyChunks, rowChunks, compacted, marking, unified]) {
       expect(bits(await d.decode(bytes, { profile: "v1", shape }))).toEqual(bits(expected));
     }
   });
@@ -64,7 +69,7 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
     const s = 3 * 2 ** -24; // FP16 0x0003, a subnormal that must not flush
     const b = -0.25;
     const expected = Float32Array.from({ length: 4096 }, (_, i) => Math.fround(s * [0, 1, -1, 0][i % 4]! + b));
-    expect(bits(await plain.decode(bytes, { profile: "v1", shape }))).toEqual(bits(expected));
+    for (const d of [plain, unified, marking]) expect(bits(await d.decode(bytes, { profile: "v1", shape }))).toEqual(bits(expected));
   });
 
   it("signed zeros follow IEEE-754 round to nearest", async () => {
@@ -72,12 +77,14 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
     const codes = Array.from({ length: 4096 }, (_, i) => [0, 1, -1, 3][i % 4]!);
     // S = -0, Bias = -0: -0*0 = -0 (+ -0 = -0), -0*1 = -0, -0*-1 = +0 (+ -0 = +0)
     const bytes = writeV1({ shape, blocks: [{ mode: 0, scaleBits: 0x8000, biasBits: 0x8000, codes }] });
-    const out = bits(await plain.decode(bytes, { profile: "v1", shape }));
-    expect(out.slice(0, 4)).toEqual([0x80000000, 0x80000000, 0x00000000, 0x80000000]);
     // S = 2, Bias = -2: 2*1 - 2 = +0 exactly
     const bytes2 = writeV1({ shape, blocks: [{ mode: 0, scaleBits: 0x4000, biasBits: 0xc000, codes }] });
-    const out2 = bits(await plain.decode(bytes2, { profile: "v1", shape }));
-    expect(out2.slice(0, 4)).toEqual([float32Bits(-2), 0, float32Bits(-4), float32Bits(4)]);
+    for (const d of [plain, unified, marking]) {
+      const out = bits(await d.decode(bytes, { profile: "v1", shape }));
+      expect(out.slice(0, 4)).toEqual([0x80000000, 0x80000000, 0x00000000, 0x80000000]);
+      const out2 = bits(await d.decode(bytes2, { profile: "v1", shape }));
+      expect(out2.slice(0, 4)).toEqual([float32Bits(-2), 0, float32Bits(-4), float32Bits(4)]);
+    }
   });
 
   it("v2 MIXED: leaves land at their (y, x), crop 65x63, bias masked to 0xFFF0", async () => {
@@ -111,7 +118,7 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
       expected[64 * 63 + c] = Math.fround(halfToFloat(0x3000 + k) * ((c % 8) - 8) + halfToFloat(0x0010 * (k % 7)));
     }
     expect(plain.prepare(bytes, { profile: "v2", shape }).variant).toBe("cells");
-    for (const d of [plain, tinyChunks, compacted, marking, markingChunks]) {
+    for (const d of [plain, tinyChunks, compacted, marking, markingChunks, unified, unifiedChunks]) {
       const out = await d.decode(bytes, { profile: "v2", shape });
       expect(firstBitDifference(out, expected)).toBe(-1);
     }
@@ -127,7 +134,7 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
       const profile = seed % 2 ? "v1" : "v2";
       const bytes = profile === "v1" ? randomV1(r, shape) : randomV2(r, shape);
       const expected = referenceDecode(bytes, parse(bytes, { profile, shape }));
-      const decoders = seed % 3 === 0 ? [plain, tinyChunks, marking] : seed % 3 === 1 ? [plain, rowChunks, markingChunks] : [plain, compacted];
+      const decoders = seed % 3 === 0 ? [plain, tinyChunks, marking] : seed % 3 === 1 ? [plain, rowChunks, markingChunks] : [plain, compacted, unified, unifiedChunks];
       for (const d of decoders) {
         const out = await d.decode(bytes, { profile, shape });
         const at = firstBitDifference(out, expected);
@@ -135,7 +142,7 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
         n++;
       }
     }
-    expect(n).toBe(96);
+    expect(n).toBe(120);
   });
 
   it("picks the kernel by layout: one leaf per macroblock needs no cell table", () => {
@@ -204,9 +211,8 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
     const halves = [0x0001, 0x8001, 0x03ff, 0x0400, 0x7bff, 0x8000, 0x0000];
     for (const s of halves) {
       const bytes = writeV1({ shape, blocks: [{ mode: 0, scaleBits: s, biasBits: 0x8000, codes: Array.from({ length: 4096 }, (_, i) => (i % 16) - 8) }] });
-      const out = await plain.decode(bytes, { profile: "v1", shape });
       const want = Array.from({ length: 16 }, (_, i) => float32Bits(Math.fround(halfToFloat(s) * (i - 8) + -0)));
-      expect(bits(out).slice(0, 16)).toEqual(want);
+      for (const d of [plain, unified]) expect(bits(await d.decode(bytes, { profile: "v1", shape })).slice(0, 16)).toEqual(want);
       expect(bitsToFloat32(want[8]!) === 0).toBe(true); // code 0 lands on a zero, whose sign the test pins
     }
   });
