@@ -14,7 +14,9 @@ import { appRoot } from "./support/build-once";
 import { encodeTensor } from "@sgfp4/encoder";
 import { decodedSha256, f32Bytes, heroTensor, makeLarge, makeMixedV2, makeV1, npy, sha256Hex, withReservedBit, type Made } from "./support/containers";
 
-const SHOTS = resolve(appRoot, "screenshots");
+// Each run's screenshots go to reports/ (ignored; CI keeps them as artefacts). The committed ones
+// in screenshots/ (the README's) are refreshed only on request: SGFP4_UPDATE_SCREENSHOTS=1.
+const SHOTS = process.env.SGFP4_UPDATE_SCREENSHOTS ? resolve(appRoot, "screenshots") : resolve(appRoot, "../../reports/inspector-screenshots");
 const VECTORS = resolve(appRoot, "../../golden-vectors/vectors");
 
 type InspectorState = ReturnType<Window["__inspector"]["state"]>;
