@@ -6,4 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 if [[ ${1:-} == --no-setup ]]; then shift; else bash scripts/setup.sh; fi
 mkdir -p reports
-node apps/cli/dist/bin.js conformance --backend all --report json=reports/conformance.json,junit=reports/conformance.xml "$@"
+# SGFP4_REQUIRE="cpu webgpu vulkan" turns an unavailable backend into a failure (release gate).
+require=()
+for b in ${SGFP4_REQUIRE:-}; do require+=(--require "$b"); done
+node apps/cli/dist/bin.js conformance --backend all "${require[@]}" --report json=reports/conformance.json,junit=reports/conformance.xml "$@"
