@@ -142,6 +142,15 @@ export function parse(bytes: Uint8Array, opts: ParseOptions): Container {
   throw new Sgfp4Error("INVALID_ARGUMENT", `profile must be v1, v2 or auto, got ${String(opts.profile)}`);
 }
 
+const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
+
+/** Words 256..511 of a v1 T158 payload are all zero (fast check; the caller locates a fault). */
+function upperHalfZero(words: Uint32Array, first: number): boolean {
+  let any = 0;
+  for (let w = first; w < first + 256; w++) any |= words[w]!;
+  return any === 0;
+}
+
 const view = (b: Uint8Array) => new DataView(b.buffer, b.byteOffset, b.byteLength);
 
 function checkParams(scaleBits: number, biasBits: number, where: { record: number; leaf?: number; offset: number }, warnings: Warning[]): void {
@@ -160,6 +169,7 @@ function parseV1(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: 
     throw new Sgfp4Error("SIZE_MISMATCH", `v1 stream of ${bytes.length} bytes, expected 8*B + 2048*B = ${expected} for B = ${B} blocks of shape [${shape[0]}, ${shape[1]}]`);
   }
   const dv = view(bytes);
+  const words = LITTLE_ENDIAN && bytes.byteOffset % 4 === 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >>> 2) : undefined;
   const blobBase = 8 * B;
   const blobLen = V1_PAYLOAD_BYTES * B;
   const table = new Uint32Array(B * 4);
@@ -181,7 +191,7 @@ function parseV1(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: 
     checkParams(scaleBits, biasBits, { record: b, offset: 4 * b }, warnings);
     const mode = (flags & 1) as Mode;
     const payload = blobBase + base;
-    if (mode === MODE_T158) {
+    if (mode === MODE_T158 && !(words && upperHalfZero(words, (payload + 1024) >>> 2))) {
       for (let o = payload + 1024; o < payload + V1_PAYLOAD_BYTES; o += 4) {
         if (dv.getUint32(o, true) !== 0) {
           throw new Sgfp4Error("NONZERO_PADDING", `v1 T158 payload word ${(o - payload) / 4} (of the zero upper half 256..511) is nonzero`, { record: b, offset: o });
@@ -206,7 +216,6 @@ function parseV1(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: 
 }
 
 const MAGIC = [0x53, 0x47, 0x46, 0x34]; // 'SGF4'
-const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 function requireZero(bytes: Uint8Array, from: number, to: number, what: string, loc: { record?: number; leaf?: number } = {}): void {
   for (let o = from; o < to; o++) {
@@ -295,8 +304,9 @@ function parseV2(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: 
   const warnings: Warning[] = [];
   // Word view for the fast path (only when the bytes are 4-aligned in their buffer).
   const words = LITTLE_ENDIAN && bytes.byteOffset % 4 === 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset, len >>> 2) : undefined;
-  // Every leaf costs at least 20 stream bytes (4 header + 16 payload), so this bounds the table.
-  const leaves = new LeafTableBuilder(Math.min(B * 16, (len >>> 4) + 16));
+  // Every leaf costs at least 20 stream bytes (4 header + 16 payload), so this bounds the table
+  // and it is allocated once.
+  const leaves = new LeafTableBuilder(Math.min(B * 256, Math.floor(len / 20) + 16));
   let prev = -1;
   let prevEnd = base;
   for (let b = 0; b < B; b++) {
@@ -351,7 +361,8 @@ function parseLeavesFast(words: Uint32Array, b: number, headersAt: number, n: nu
   const t = leaves.words;
   for (let i = 0; i < n; i++) {
     const h = words[(headersAt >>> 2) + i]!;
-    if (h & 0xe) return rollback(leaves, first);
+    // reserved flags, Inf/NaN scale or bias, or a negative scale (a warning): the careful path
+    if (h & 0xe || (h & 0x7c000000) === 0x7c000000 || (h & 0x7c00) === 0x7c00 || (h & 0x80000000 && h >>> 16 !== 0x8000)) return rollback(leaves, first);
     const mode = h & 1;
     const g = geometry[i]!;
     const size = 1 << (g >>> 12);
@@ -376,6 +387,25 @@ function rollback(leaves: LeafTableBuilder, first: number): false {
   return false;
 }
 
+/** Leaf geometry of a MIXED split map, cached: encoders reuse a few trees over and over. */
+const mixedCache = new Map<string, Uint32Array>();
+function mixedGeometry(splitMap: readonly [number, number, number], b: number, start: number): Uint32Array {
+  const key = `${splitMap[0]},${splitMap[1]},${splitMap[2]}`;
+  const hit = mixedCache.get(key);
+  if (hit) return hit;
+  const geo: number[] = [];
+  const used = walkSplitMap(splitMap, (y, x, l) => geo.push(y | (x << 6) | (l << 12)));
+  for (let k = used; k < 96; k++) {
+    if ((splitMap[k >>> 5]! >>> (k & 31)) & 1) {
+      throw new Sgfp4Error("NONZERO_PADDING", `split-map bit ${k} is set past the last bit the walk consumed (${used})`, { record: b, offset: start + 4 + (k >>> 3) });
+    }
+  }
+  const geometry = Uint32Array.from(geo);
+  if (mixedCache.size >= 4096) mixedCache.clear(); // bounded, whatever the input
+  mixedCache.set(key, geometry);
+  return geometry;
+}
+
 function parseRecord(bytes: Uint8Array, dv: DataView, b: number, start: number, leaves: LeafTableBuilder, warnings: Warning[], by: number, bx: number, words?: Uint32Array): BlockInfo {
   const len = bytes.length;
   if (start + 4 > len) throw new Sgfp4Error("TRUNCATED", "stream ends inside the sb_header", { record: b, offset: len });
@@ -390,14 +420,7 @@ function parseRecord(bytes: Uint8Array, dv: DataView, b: number, start: number, 
   if (layout === LAYOUT.MIXED) {
     if (start + 16 > len) throw new Sgfp4Error("TRUNCATED", "stream ends inside the split map", { record: b, offset: len });
     splitMap = [dv.getUint32(start + 4, true), dv.getUint32(start + 8, true), dv.getUint32(start + 12, true)];
-    const geo: number[] = [];
-    const used = walkSplitMap(splitMap, (y, x, l) => geo.push(y | (x << 6) | (l << 12)));
-    for (let k = used; k < 96; k++) {
-      if ((splitMap[k >>> 5]! >>> (k & 31)) & 1) {
-        throw new Sgfp4Error("NONZERO_PADDING", `split-map bit ${k} is set past the last bit the walk consumed (${used})`, { record: b, offset: start + 4 + (k >>> 3) });
-      }
-    }
-    geometry = Uint32Array.from(geo);
+    geometry = mixedGeometry(splitMap, b, start);
     headersAt = start + 16;
   } else {
     geometry = UNIFORM_GEOMETRY[layout]!;
@@ -411,7 +434,8 @@ function parseRecord(bytes: Uint8Array, dv: DataView, b: number, start: number, 
 
   const firstLeaf = leaves.count;
   let p = payloadStart;
-  if (words && parseLeavesFast(words, b, headersAt, n, geometry, p, leaves)) {
+  const fast = words !== undefined && parseLeavesFast(words, b, headersAt, n, geometry, p, leaves);
+  if (fast) {
     p = leaves.lastEnd;
   } else for (let i = 0; i < n; i++) {
     const h = dv.getUint32(headersAt + 4 * i, true);
@@ -428,8 +452,9 @@ function parseRecord(bytes: Uint8Array, dv: DataView, b: number, start: number, 
     leaves.push(b, g & 63, (g >>> 6) & 63, g >>> 12, mode, (h & 0xfffffff0) >>> 0, p);
     p += padded;
   }
-  // Parameters last, so a record's structural faults are reported before its values.
-  for (let i = 0; i < n; i++) {
+  // Parameters last, so a record's structural faults are reported before its values (the fast
+  // path has already seen that they are all plain).
+  if (!fast) for (let i = 0; i < n; i++) {
     const h = words ? words[(headersAt >>> 2) + i]! : dv.getUint32(headersAt + 4 * i, true);
     const scaleBits = h >>> 16;
     const biasBits = h & 0xfff0;
