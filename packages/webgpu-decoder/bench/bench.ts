@@ -27,7 +27,7 @@ const jsonOut = arg("json", "");
 const COLS = 8192;
 const maxIters = Number(arg("max-iters", "200"));
 const chunkMiB = Number(arg("chunk-mib", "0"));
-const kernels = arg("kernels", "cells").split(",") as KernelOption[];
+const kernels = arg("kernels", "auto").split(",") as KernelOption[];
 const profiles = arg("profiles", "v1,v2").split(",") as ("v1" | "v2")[];
 const verifyMiB = Number(arg("verify-mib", "0"));
 
