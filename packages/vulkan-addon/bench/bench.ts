@@ -4,7 +4,8 @@
  * shader), GPU timestamps, medians. Also end-to-end decode to host memory, and a correctness
  * pass on the device: the golden vectors and constructed random containers, bit for bit.
  *
- * Usage (bundled by scripts/bench.mjs): node .bench/bench.mjs [--max-mib N] [--min-mib N] [--reps N] [--json FILE]
+ * Usage (bundled by scripts/bench.mjs): node .bench/bench.mjs [--max-mib N] [--min-mib N] [--sizes 256,1024] [--reps N] [--json FILE]
+ * --sizes (output MiB, comma-separated) replaces the default 16, 64, 256, 1024, 2048, 4096 series.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -21,6 +22,10 @@ const arg = (name: string, dflt: number): number => {
 const maxMiB = arg("--max-mib", 4096);
 const minMiB = arg("--min-mib", 16);
 const reps = arg("--reps", 10);
+// Default series: 16, 64, 256, 1024 + 2048, 4096 within [min, max].
+const defaultSizes: number[] = [];
+for (let mib = minMiB; mib <= maxMiB; mib *= 4) defaultSizes.push(...(mib === 1024 ? [1024, 2048] : [mib]));
+const sizeList = args.includes("--sizes") ? args[args.indexOf("--sizes") + 1]!.split(",").map(Number) : defaultSizes;
 const jsonOut = args.includes("--json") ? args[args.indexOf("--json") + 1]! : undefined;
 const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
 
@@ -273,9 +278,8 @@ interface Row {
 }
 const rows: Row[] = [];
 const cols = 4096;
-for (let mib = minMiB; mib <= maxMiB; mib *= 4) {
-  const sizes = mib === 1024 ? [1024, 2048] : [mib];
-  for (const m of sizes) {
+{
+  for (const m of sizeList) {
     const shape: Shape = [(m * 1024 * 1024) / 4 / cols, cols];
     for (const profile of ["v1", "v2"] as const) {
       const t0 = performance.now();
