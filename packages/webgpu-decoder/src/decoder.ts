@@ -101,9 +101,15 @@ export class WebGpuDecoder {
   private readonly maxInputBytes: number;
   private readonly kernel: KernelOption;
   private readonly pipelines = new Map<string, GPUComputePipeline>();
+  private lostInfo: { reason: string; message: string } | undefined;
 
   constructor(device: GPUDevice, options: WebGpuDecoderOptions = {}) {
     this.device = device;
+    // A lost device (destroyed, driver reset, out of memory) makes every later call fail with
+    // bare DOMExceptions or silently; remember why, so errors can say it.
+    void device.lost?.then((info) => {
+      this.lostInfo = { reason: String(info.reason), message: info.message };
+    });
     const deviceMax = Math.floor(device.limits.maxStorageBufferBindingSize / 256) * 256;
     const asked = options.maxChunkBytes === undefined ? deviceMax : Math.max(256, Math.floor(options.maxChunkBytes / 256) * 256);
     this.maxChunkBytes = Math.min(asked, deviceMax);
@@ -354,8 +360,17 @@ export class WebGpuDecoder {
     return result;
   }
 
-  /** Run device work; turn validation and out-of-memory errors into BACKEND_FAILURE. */
+  /** Why the device was lost (destroy(), a driver reset, ...), once its `lost` promise settled. */
+  get lost(): { reason: string; message: string } | undefined {
+    return this.lostInfo;
+  }
+
+  /**
+   * Run device work; turn validation and out-of-memory errors into BACKEND_FAILURE, and so any
+   * non-Sgfp4 error (on a lost device, mapAsync rejects with a bare AbortError).
+   */
   private async guard<T>(work: () => Promise<T>): Promise<T> {
+    if (this.lostInfo) throw this.lostError();
     this.device.pushErrorScope("out-of-memory");
     this.device.pushErrorScope("validation");
     let result: T | undefined;
@@ -365,12 +380,30 @@ export class WebGpuDecoder {
     } catch (e) {
       thrown = e;
     }
-    const validation = await this.device.popErrorScope();
-    const oom = await this.device.popErrorScope();
-    if (thrown) throw thrown;
+    let validation: GPUError | null = null;
+    let oom: GPUError | null = null;
+    try {
+      validation = await this.device.popErrorScope();
+      oom = await this.device.popErrorScope();
+    } catch (e) {
+      thrown ??= e;
+    }
+    if (thrown) {
+      if (thrown instanceof Sgfp4Error) throw thrown;
+      // lost is usually reported a tick after the failed call: give it that tick
+      if (!this.lostInfo) await new Promise((r) => setTimeout(r, 0));
+      if (this.lostInfo) throw this.lostError();
+      const detail = thrown instanceof Error ? `${thrown.name}${thrown.message ? `: ${thrown.message}` : ""}` : String(thrown);
+      throw new Sgfp4Error("BACKEND_FAILURE", `WebGPU call failed (${detail})`);
+    }
     const err = validation ?? oom;
     if (err) throw new Sgfp4Error("BACKEND_FAILURE", `WebGPU ${validation ? "validation" : "out-of-memory"} error: ${err.message}`);
     return result as T;
+  }
+
+  private lostError(): Sgfp4Error {
+    const l = this.lostInfo!;
+    return new Sgfp4Error("BACKEND_FAILURE", `the WebGPU device was lost (reason: ${l.reason}${l.message ? `, ${l.message}` : ""}); create a new device and decoder`);
   }
 
   destroy(): void {
