@@ -64,6 +64,8 @@ export interface LeafFit {
   errorHint: boolean;
 }
 
+/** Elements between early-exit checks: the sums run in the same order, only the checks are fewer. */
+const CHUNK = 64;
 const errScratch = new Float64Array(4096);
 const centred = new Float64Array(4096);
 /** Middle-out order of the 16 candidates (see fitFp4Plain). */
@@ -89,41 +91,104 @@ function measure(v: Float64Array, n: number, codes: Int8Array, scaleBits: number
  * the exact decode error (S*q is exact and S*q + B fits a double exactly, so fround gives
  * float32's single rounding), and the sums for the next refit.
  */
-function assignAndMeasure(v: Float64Array, n: number, mode: Mode, scaleBits: number, biasBits: number, out: Int8Array): Fitted {
+function assignAndMeasure(v: Float64Array, n: number, mode: Mode, scaleBits: number, biasBits: number, out: Int8Array, stopAt = Infinity): Fitted {
   const S = halfToFloat(scaleBits);
   const B = halfToFloat(biasBits);
+  // one loop per mode, without a per-element mode branch
+  const r = !(S > 0) ? assignZero(v, n, B, out) : mode === MODE_FP4 ? assignFp4(v, n, S, B, out, stopAt) : assignT158(v, n, S, B, out, stopAt);
+  return { mode, scaleBits, biasBits, codes: out, sse: r.sse, maxAbsError: r.maxAbs, lwe: Number.NaN, sq: r.sq, sqq: r.sqq, sqv: r.sqv };
+}
+
+interface PassSums {
+  sse: number;
+  maxAbs: number;
+  sq: number;
+  sqq: number;
+  sqv: number;
+}
+
+/** A zero (or unusable) scale: every code 0. Same sums, in the same order, as the general pass. */
+function assignZero(v: Float64Array, n: number, B: number, out: Int8Array): PassSums {
+  let sse = 0;
+  let maxAbs = 0;
+  const w0 = Math.fround(B);
+  for (let i = 0; i < n; i++) {
+    out[i] = 0;
+    const e = v[i]! - w0;
+    sse += e * e;
+    const a = e < 0 ? -e : e;
+    if (a > maxAbs) maxAbs = a;
+  }
+  return { sse, maxAbs, sq: 0, sqq: 0, sqv: 0 };
+}
+
+/** stopAt: give up (returning a partial sse >= stopAt) once the error cannot drop below it. */
+function assignFp4(v: Float64Array, n: number, S: number, B: number, out: Int8Array, stopAt: number): PassSums {
   let sse = 0;
   let maxAbs = 0;
   let sq = 0;
   let sqq = 0;
   let sqv = 0;
-  const fp4 = mode === MODE_FP4;
-  const live = S > 0;
   const inv = 1 / S;
-  const tau = S * 0.5;
-  for (let i = 0; i < n; i++) {
-    const w = v[i]!;
-    let q = 0;
-    if (live) {
-      if (fp4) {
-        q = Math.round((w - B) * inv);
-        if (q > 7) q = 7;
-        else if (q < -8) q = -8;
-      } else {
-        const c = w - B;
-        q = c > tau ? 1 : c < -tau ? -1 : 0;
-      }
+  for (let i0 = 0; i0 < n && sse < stopAt; i0 += CHUNK) {
+    const end = i0 + CHUNK < n ? i0 + CHUNK : n;
+    for (let i = i0; i < end; i++) {
+      const w = v[i]!;
+      let q = Math.round((w - B) * inv);
+      if (q > 7) q = 7;
+      else if (q < -8) q = -8;
+      out[i] = q;
+      const e = w - Math.fround(S * q + B);
+      sse += e * e;
+      const a = e < 0 ? -e : e;
+      if (a > maxAbs) maxAbs = a;
+      sq += q;
+      sqq += q * q;
+      sqv += q * w;
     }
-    out[i] = q;
-    const e = w - Math.fround(S * q + B);
-    sse += e * e;
-    const a = e < 0 ? -e : e;
-    if (a > maxAbs) maxAbs = a;
-    sq += q;
-    sqq += q * q;
-    sqv += q * w;
   }
-  return { mode, scaleBits, biasBits, codes: out, sse, maxAbsError: maxAbs, lwe: Number.NaN, sq, sqq, sqv };
+  return { sse, maxAbs, sq, sqq, sqv };
+}
+
+function assignT158(v: Float64Array, n: number, S: number, B: number, out: Int8Array, stopAt: number): PassSums {
+  let sse = 0;
+  let maxAbs = 0;
+  let sq = 0;
+  let sqq = 0;
+  let sqv = 0;
+  const tau = S * 0.5;
+  // the three possible decoded values, each rounded to float32 once
+  const wm = Math.fround(B - S);
+  const w0 = Math.fround(B);
+  const wp = Math.fround(S + B);
+  for (let i0 = 0; i0 < n && sse < stopAt; i0 += CHUNK) {
+    const end = i0 + CHUNK < n ? i0 + CHUNK : n;
+    for (let i = i0; i < end; i++) {
+      const w = v[i]!;
+      const c = w - B;
+      let e: number;
+      if (c > tau) {
+        out[i] = 1;
+        e = w - wp;
+        sq += 1;
+        sqq += 1;
+        sqv += w;
+      } else if (c < -tau) {
+        out[i] = -1;
+        e = w - wm;
+        sq -= 1;
+        sqq += 1;
+        sqv -= w;
+      } else {
+        out[i] = 0;
+        e = w - w0;
+      }
+      sse += e * e;
+      const a = e < 0 ? -e : e;
+      if (a > maxAbs) maxAbs = a;
+    }
+  }
+  return { sse, maxAbs, sq, sqq, sqv };
 }
 
 function sum(v: Float64Array, n: number): number {
@@ -185,13 +250,17 @@ function fp4Plain(v: Float64Array, n: number, v2: boolean, sv: number): Fitted {
       const S = halfToFloat(bits);
       const inv = 1 / S;
       let err = 0;
-      for (let i = 0; i < n && err <= best; i++) {
-        const x = c[i]!;
-        let q = Math.round(x * inv);
-        if (q > 7) q = 7;
-        else if (q < -8) q = -8;
-        const d = x - S * q;
-        err += d * d;
+      // the stop test runs once per chunk: same sums in the same order, fewer branches
+      for (let i0 = 0; i0 < n && err <= best; i0 += CHUNK) {
+        const end = i0 + CHUNK < n ? i0 + CHUNK : n;
+        for (let i = i0; i < end; i++) {
+          const x = c[i]!;
+          let q = Math.round(x * inv);
+          if (q > 7) q = 7;
+          else if (q < -8) q = -8;
+          const d = x - S * q;
+          err += d * d;
+        }
       }
       if (err < best || (err === best && k < bestK)) {
         best = err;
@@ -241,7 +310,8 @@ function refit(v: Float64Array, n: number, start: Fitted, v2: boolean, maxIterat
     const biasBits = biasToHalfBits((sv - halfToFloat(scaleBits) * sq) / n, v2);
     if (scaleBits === cur.scaleBits && biasBits === cur.biasBits) break;
     spare ??= new Int8Array(n);
-    const next = assignAndMeasure(v, n, cur.mode, scaleBits, biasBits, spare);
+    // stops early once its partial error reaches cur.sse: such a round would be rejected anyway
+    const next = assignAndMeasure(v, n, cur.mode, scaleBits, biasBits, spare, cur.sse);
     if (!(next.sse < cur.sse)) break;
     spare = cur === start ? undefined : cur.codes; // the start's codes are never reused as scratch
     cur = next;
