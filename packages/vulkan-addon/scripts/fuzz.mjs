@@ -20,7 +20,7 @@ const longTime = opt("--time", null);
 const merge = args.includes("--merge");
 // CI: a fixed seed and a fixed number of runs, so two runs try the same inputs; the time
 // limit only guards a slow machine.
-const runs = opt("--runs", longTime ? "-1" : "150000");
+const runs = opt("--runs", longTime ? "-1" : "400000");
 const seed = opt("--seed", longTime ? "0" : "1");
 const maxTime = longTime ?? "120";
 
