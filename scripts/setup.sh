@@ -10,7 +10,7 @@ export TURBO_TELEMETRY_DISABLED=1 DO_NOT_TRACK=1
 
 PNPM_VERSION=12.4.2
 APT_BACKPORTS=(mesa-vulkan-drivers)
-APT_STABLE=(libvulkan1 libvulkan-dev glslc spirv-tools vulkan-tools chromium clang lld libclang-rt-14-dev python3 make g++ xz-utils)
+APT_STABLE=(libvulkan1 libvulkan-dev glslc spirv-tools vulkan-tools chromium clang lld libclang-rt-14-dev valgrind python3 make g++ xz-utils)
 
 log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
 

@@ -1,23 +1,9 @@
 /** The one interface every backend implements (docs/ARCHITECTURE.md, "Conformance backend interface"). */
 
-export type VectorProfile = "v1" | "v2";
+import type { Availability, ConformanceBackend, DecodeRequest } from "@sgfp4/format";
 
-export interface DecodeRequest {
-  profile: VectorProfile;
-  /** (O, I): rows, columns of the output */
-  shape: readonly [number, number];
-}
-
-export type Availability = { ok: true; detail?: string } | { ok: false; reason: string };
-
-export interface ConformanceBackend {
-  readonly name: string;
-  /** Can this backend run here? Never throws; says why not. */
-  available(): Promise<Availability>;
-  /** Decode or throw Sgfp4Error (with .code from DECISIONS.md section 3). */
-  decode(bytes: Uint8Array, opts: DecodeRequest): Promise<Float32Array>;
-  close?(): Promise<void>;
-}
+export type { Availability, ConformanceBackend, DecodeRequest };
+export type VectorProfile = DecodeRequest["profile"];
 
 /** A backend that could not be loaded: listed as skipped with the reason, never as passing. */
 export function unavailableBackend(name: string, reason: string): ConformanceBackend {

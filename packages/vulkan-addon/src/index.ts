@@ -7,7 +7,7 @@
  */
 import { fileURLToPath } from "node:url";
 import nodeGypBuild from "node-gyp-build";
-import { Sgfp4Error, isErrorCode, parse, type Limits, type Profile, type Shape } from "@sgfp4/format";
+import { Sgfp4Error, isErrorCode, parse, type ConformanceBackend, type Limits, type Profile, type Shape } from "@sgfp4/format";
 
 export interface DecodeOptions {
   profile: Profile | "auto";
@@ -203,14 +203,7 @@ export function benchmark(bytes: Uint8Array, opts: BenchmarkOptions): BenchmarkR
   return { device: info(opts).name, ...r, decodeMedianNs, copyMedianNs, decodeGBps, copyGBps, ratioToCopy: decodeGBps / copyGBps };
 }
 
-export type Availability = { ok: true; detail?: string } | { ok: false; reason: string };
-
-export interface ConformanceBackend {
-  readonly name: string;
-  available(): Promise<Availability>;
-  decode(bytes: Uint8Array, opts: { profile: Profile; shape: readonly [number, number] }): Promise<Float32Array>;
-  close?(): Promise<void>;
-}
+export type { Availability, ConformanceBackend } from "@sgfp4/format";
 
 /** The conformance backend "vulkan". available() says why not: addon not built, no loader, no device. */
 export function createConformanceBackend(opts: { device?: string } = {}): ConformanceBackend {

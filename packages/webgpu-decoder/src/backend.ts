@@ -1,14 +1,9 @@
 /** The conformance backend `webgpu` (docs/ARCHITECTURE.md). */
-import type { Profile, Shape } from "@sgfp4/format";
+import type { ConformanceBackend, Shape } from "@sgfp4/format";
+
+export type { ConformanceBackend };
 import { WebGpuDecoder, type WebGpuDecoderOptions } from "./decoder.js";
 import { requestDevice } from "./gpu.js";
-
-export interface ConformanceBackend {
-  readonly name: string;
-  available(): Promise<{ ok: true; detail?: string } | { ok: false; reason: string }>;
-  decode(bytes: Uint8Array, opts: { profile: Profile; shape: readonly [number, number] }): Promise<Float32Array>;
-  close?(): Promise<void>;
-}
 
 export function createConformanceBackend(options: WebGpuDecoderOptions = {}): ConformanceBackend {
   let state: Promise<{ decoder: WebGpuDecoder; detail: string } | { error: string }> | undefined;
