@@ -186,6 +186,8 @@ export async function writeSafetensors(path: string, tensors: readonly OutTensor
   if (metadata) header.__metadata__ = metadata;
   let at = 0;
   for (const t of tensors) {
+    // a JSON header keeps one entry per name: a second one would silently drop a tensor
+    if (Object.hasOwn(header, t.name)) throw new Sgfp4Error("INVALID_ARGUMENT", `${path}: two tensors are named ${JSON.stringify(t.name)}`);
     header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [at, at + t.byteLength] };
     at += t.byteLength;
   }

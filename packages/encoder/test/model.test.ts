@@ -187,3 +187,15 @@ describe(".npy", () => {
     await expect(readTensorIndex(p)).rejects.toThrow(/shape mismatch/);
   });
 });
+
+describe("writeSafetensors", () => {
+  it("refuses two tensors with one name instead of silently keeping one", async () => {
+    const { writeSafetensors: write } = await import("../src/safetensors.js");
+    const { mkdtemp } = await import("node:fs/promises");
+    const { tmpdir } = await import("node:os");
+    const { join: joinPath } = await import("node:path");
+    const file = joinPath(await mkdtemp(joinPath(tmpdir(), "sgfp4-st-")), "dup.safetensors");
+    const t = { name: "w", dtype: "F32", shape: [1], byteLength: 4, bytes: async () => new Uint8Array(4) };
+    await expect(write(file, [t, t])).rejects.toThrow(/two tensors are named "w"/);
+  });
+});
