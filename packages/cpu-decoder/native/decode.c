@@ -171,3 +171,149 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
     }
   }
 }
+
+/*
+ * Validating parsers: every reject rule of DECISIONS.md section 3, and the leaf table exactly as
+ * @sgfp4/format's parse() builds it (word 3 = addr_base + stream offset). They answer only
+ * "ok" (the leaf count) or "not ok" (-1); the JS side then calls parse() for the exact error.
+ * The stream is hostile: every read is checked against len first, offsets are computed in 64 bits
+ * (no wrap-around), and at most table_cap leaves are written.
+ * block_first[b] receives the first leaf of block b, block_first[B] the leaf count.
+ */
+typedef unsigned long long u64;
+typedef u32 __attribute__((aligned(1))) unaligned_u32;
+
+static inline u32 load32(const u8 *p) { return *(const unaligned_u32 *)p; }
+static inline int half_nonfinite(u32 h) { return (h & 0x7c00u) == 0x7c00u; }
+
+/* Bytes [from, to) of the stream are zero (from and to within len, checked by the caller). */
+static int all_zero(const u8 *in, u32 from, u32 to) {
+  u32 any = 0;
+  for (; from < to && (from & 3u); from++) any |= in[from];
+  for (; from + 4 <= to; from += 4) any |= load32(in + from);
+  for (; from < to; from++) any |= in[from];
+  return any == 0;
+}
+
+__attribute__((export_name("validate_v1"))) int validate_v1(const u8 *in, u32 len, u32 blocks, u32 *table, u32 table_cap,
+                                                            u32 addr_base, u32 *block_first) {
+  if ((u64)len != (u64)blocks * 2056u || blocks > table_cap) return -1;
+  const u64 blob_base = 8ull * blocks, blob_len = 2048ull * blocks;
+  for (u32 b = 0; b < blocks; b++) {
+    const u32 header = load32(in + 4u * b);
+    const u32 off_word = load32(in + 4u * blocks + 4u * b);
+    const u32 flags = off_word & 0xfu, base = off_word & ~0xfu;
+    if (flags & 0xcu) return -1;
+    if ((u64)base + 2048u > blob_len) return -1;
+    if (half_nonfinite(header >> 16) || half_nonfinite(header & 0xffffu)) return -1;
+    const u32 mode = flags & 1u;
+    const u32 payload = (u32)(blob_base + base); /* + 2048 <= len, checked above */
+    if (mode && !all_zero(in, payload + 1024u, payload + 2048u)) return -1;
+    table[4 * b] = b;
+    table[4 * b + 1] = (6u << 12) | (mode << 15);
+    table[4 * b + 2] = header;
+    table[4 * b + 3] = payload + addr_base;
+    block_first[b] = b;
+  }
+  block_first[blocks] = blocks;
+  return (int)blocks;
+}
+
+/* Leaf geometry of a MIXED split map in pre-order DFS (TL, TR, BL, BR), iterative (no stack).
+ * Writes word 1 (y | x << 6 | log2 << 12) of each leaf to geo[4 * i + 1]; returns the leaf count,
+ * or -1 if more than cap leaves or a set map bit past the last one consumed. */
+static int walk_split_map(u32 map0, u32 map1, u32 map2, u32 *geo, u32 cap) {
+  /* three words as scalars: a local array would need a stack, and this module has none */
+#define MAP_BIT(k) ((((k) < 32u ? map0 : (k) < 64u ? map1 : map2) >> ((k) & 31u)) & 1u)
+  u32 bit = 0, n = 0, y = 0, x = 0, lg = 6;
+  for (;;) {
+    if (lg > 2u) {
+      const u32 k = bit++;
+      if (MAP_BIT(k)) { lg--; continue; } /* split: visit the first child */
+    }
+    if (n >= cap) return -1;
+    geo[4 * n + 1] = y | (x << 6) | (lg << 12);
+    n++;
+    /* next sibling, climbing while this node is its parent's last (bottom-right) child */
+    for (;;) {
+      if (lg == 6u) goto done;
+      const u32 h = 1u << lg;
+      const u32 child = ((y & h) ? 2u : 0u) | ((x & h) ? 1u : 0u);
+      if (child == 3u) { y &= ~h; x &= ~h; lg++; continue; }
+      if (child == 1u) { x &= ~h; y |= h; } else { x |= h; }
+      break;
+    }
+  }
+done:
+  for (u32 k = bit; k < 96u; k++) if (MAP_BIT(k)) return -1;
+#undef MAP_BIT
+  return (int)n;
+}
+
+__attribute__((export_name("validate_v2"))) int validate_v2(const u8 *in, u32 len, u32 blocks, u32 *table, u32 table_cap,
+                                                            u32 addr_base, u32 *block_first) {
+  if (len < 16) return -1;
+  if (in[0] != 0x53 || in[1] != 0x47 || in[2] != 0x46 || in[3] != 0x34 || in[4] != 0x02) return -1;
+  if (load32(in + 5) != blocks) return -1;
+  if (!all_zero(in, 9, 16)) return -1;
+  const u64 table_end = 16ull + 4ull * blocks, base = (table_end + 15u) & ~15ull;
+  if (base > len) return -1;
+  if (!all_zero(in, (u32)table_end, (u32)base)) return -1;
+  u32 count = 0;
+  long long prev = -1;
+  for (u32 b = 0; b < blocks; b++) {
+    const u32 rel = load32(in + 16u + 4u * b);
+    if (rel & 15u) return -1;
+    if ((long long)rel <= prev) return -1;
+    prev = rel;
+    const u64 start64 = base + rel;
+    if (start64 >= len) return -1;
+    const u32 start = (u32)start64;
+    if ((u64)start + 4u > len) return -1;
+    const u32 sb = load32(in + start);
+    if (sb >> 3) return -1;
+    const u32 layout = sb & 7u;
+    if (layout > 5u) return -1;
+    u32 *t = table + 4ull * count;
+    u32 n, headers_at = start + 4u;
+    if (layout == 4u) {
+      if ((u64)start + 16u > len) return -1;
+      const int walked = walk_split_map(load32(in + start + 4u), load32(in + start + 8u), load32(in + start + 12u), t,
+                                        table_cap - count);
+      if (walked < 0) return -1;
+      n = (u32)walked;
+      headers_at = start + 16u;
+    } else {
+      const u32 lg = layout == 5u ? 2u : 6u - layout;
+      const u32 per_row = 64u >> lg;
+      n = per_row * per_row;
+      if (n > table_cap - count) return -1;
+      for (u32 i = 0; i < n; i++) t[4 * i + 1] = ((i / per_row) << lg) | ((i % per_row) << (lg + 6u)) | (lg << 12);
+    }
+    const u64 headers_end = (u64)headers_at + 4u * n;
+    if (headers_end > len) return -1;
+    const u64 payload_start = (headers_end + 15u) & ~15ull;
+    if (payload_start > len) return -1;
+    if (!all_zero(in, (u32)headers_end, (u32)payload_start)) return -1;
+    u64 p = payload_start;
+    for (u32 i = 0; i < n; i++) {
+      const u32 h = load32(in + headers_at + 4u * i);
+      if (h & 0xeu) return -1;
+      if (half_nonfinite(h >> 16) || half_nonfinite(h & 0xfff0u)) return -1;
+      const u32 mode = h & 1u, g = t[4 * i + 1], lg = g >> 12;
+      const u32 used = mode ? (1u << (2u * lg)) >> 2 : (1u << (2u * lg)) >> 1;
+      const u32 padded = (used + 15u) & ~15u;
+      if (p + padded > len) return -1;
+      if (!all_zero(in, (u32)p + used, (u32)p + padded)) return -1;
+      t[4 * i] = b;
+      t[4 * i + 1] = g | (mode << 15);
+      t[4 * i + 2] = h & 0xfffffff0u;
+      t[4 * i + 3] = (u32)p + addr_base;
+      p += padded;
+    }
+    block_first[b] = count;
+    count += n;
+  }
+  block_first[blocks] = count;
+  return (int)count;
+}

@@ -3,8 +3,20 @@
  * kernel on the calling thread; decodeReference is the readable loop they are tested against.
  * Worker-thread decode lives in the Node-only entry "@sgfp4/cpu-decoder/parallel".
  */
-import { Sgfp4Error, checkShape, type Container } from "@sgfp4/format";
-import { MAX_WASM_BYTES, WASM_PAGE, fillInputs, instantiate, kernelModule, pagesFor, planMemory, type KernelExports } from "./kernel.js";
+import { Sgfp4Error, checkShape, detectProfile, type Container } from "@sgfp4/format";
+import {
+  MAX_WASM_BYTES,
+  WASM_PAGE,
+  fillInputs,
+  instantiate,
+  kernelModule,
+  pagesFor,
+  planMemory,
+  validateInMemory,
+  validatedLayout,
+  type KernelExports,
+  type ValidatedLayout,
+} from "./kernel.js";
 import { asSgfp4Error, parseForDecode, type DecodeOptions } from "./options.js";
 import { expandReference } from "./reference.js";
 
@@ -26,15 +38,25 @@ export function kernelAvailable(): boolean {
  * and copying into a new array is several times faster up to tens of MiB and no slower beyond.
  */
 export function decode(bytes: Uint8Array, opts: DecodeOptions): Float32Array {
+  const request = fastRequest(bytes, opts);
+  const validated = request && validateInScratch(bytes, request);
+  if (validated) {
+    const out = allocateOutput(request.rows * request.cols);
+    expandBands(validated, request, out);
+    return out;
+  }
   const c = parseForDecode(bytes, opts);
-  let out: Float32Array;
+  const out = allocateOutput(c.shape[0] * c.shape[1]);
+  expand(c, bytes, out);
+  return out;
+}
+
+function allocateOutput(elements: number): Float32Array {
   try {
-    out = new Float32Array(c.shape[0] * c.shape[1]);
+    return new Float32Array(elements);
   } catch (e) {
     throw asSgfp4Error(e, "allocating the output");
   }
-  expand(c, bytes, out);
-  return out;
 }
 
 /**
@@ -44,13 +66,134 @@ export function decode(bytes: Uint8Array, opts: DecodeOptions): Float32Array {
  */
 export function decodeInto(bytes: Uint8Array, opts: DecodeOptions, out: Float32Array): void {
   if (!(out instanceof Float32Array)) throw new Sgfp4Error("INVALID_ARGUMENT", "out must be a Float32Array");
-  const c = parseForDecode(bytes, opts);
-  if (out.length !== c.shape[0] * c.shape[1]) {
-    throw new Sgfp4Error("INVALID_ARGUMENT", `out has ${out.length} elements, expected O*I = ${c.shape[0] * c.shape[1]}`);
+  const request = fastRequest(bytes, opts);
+  if (request) {
+    const arena = kernelOutputs.get(out.buffer);
+    if (arena && out.byteOffset + out.byteLength <= arena.outputBytes) {
+      const table = validateInArena(arena, bytes, request);
+      if (typeof table === "object") {
+        checkOutLength(out, request.rows, request.cols);
+        runKernel(() => arena.kernel.decode_leaves(table.tableAt, table.count, out.byteOffset, request.rows, request.cols, request.tilesX, 0));
+        return;
+      }
+      if (table === INVALID) return decodeIntoParsed(bytes, opts, out); // parse() throws the exact error
+    }
+    const validated = validateInScratch(bytes, request);
+    if (validated) {
+      checkOutLength(out, request.rows, request.cols);
+      expandBands(validated, request, out);
+      return;
+    }
   }
+  decodeIntoParsed(bytes, opts, out);
+}
+
+/** The parse() path: the exact Sgfp4Error for a bad stream, and the decode should the wasm validator ever refuse a stream parse() accepts. */
+function decodeIntoParsed(bytes: Uint8Array, opts: DecodeOptions, out: Float32Array): void {
+  const c = parseForDecode(bytes, opts);
+  checkOutLength(out, c.shape[0], c.shape[1]);
   const arena = kernelOutputs.get(out.buffer);
   if (arena && out.byteOffset + out.byteLength <= arena.outputBytes && expandInPlace(arena, c, bytes, out)) return;
   expand(c, bytes, out);
+}
+
+function checkOutLength(out: Float32Array, rows: number, cols: number): void {
+  if (out.length !== rows * cols) {
+    throw new Sgfp4Error("INVALID_ARGUMENT", `out has ${out.length} elements, expected O*I = ${rows * cols}`);
+  }
+}
+
+function runKernel(call: () => void): void {
+  try {
+    call();
+  } catch (e) {
+    throw asSgfp4Error(e, "WebAssembly decode failed");
+  }
+}
+
+/** A decode request whose options are checked (shape, limits: before anything is allocated). */
+interface FastRequest {
+  profile: "v1" | "v2";
+  rows: number;
+  cols: number;
+  tilesY: number;
+  tilesX: number;
+  blockCount: number;
+}
+
+/**
+ * Check the options as parse() does, in the same order, without parsing the stream. Throws
+ * INVALID_ARGUMENT / LIMIT_EXCEEDED (checkShape, before any allocation); null when parse() must
+ * run (no kernel, a bad argument it reports, a v1 stream of the wrong size).
+ */
+function fastRequest(bytes: Uint8Array, opts: DecodeOptions): FastRequest | null {
+  if (typeof opts !== "object" || opts === null || !(bytes instanceof Uint8Array) || !kernelModule()) return null;
+  const { tilesY, tilesX, blockCount } = checkShape(opts.shape, opts.limits ?? {});
+  const profile = opts.profile === "auto" ? detectProfile(bytes, opts.shape) : opts.profile;
+  if (profile !== "v1" && profile !== "v2") return null;
+  if (profile === "v1" && bytes.length !== 2056 * blockCount) return null;
+  return { profile, rows: opts.shape[0], cols: opts.shape[1], tilesY, tilesX, blockCount };
+}
+
+const INVALID = -1;
+const NO_ROOM = -2;
+
+/** Validate into the arena after its output region: the leaf table, or INVALID / NO_ROOM. */
+function validateInArena(arena: KernelArena, bytes: Uint8Array, r: FastRequest): { tableAt: number; count: number } | typeof INVALID | typeof NO_ROOM {
+  const layout = validatedLayout(arena.outputBytes, r.profile, bytes.length, r.blockCount);
+  if (layout.totalBytes > arena.memory.buffer.byteLength) return NO_ROOM;
+  let count: number;
+  try {
+    count = validateInMemory(arena.kernel, arena.memory.buffer, bytes, r.profile, r.blockCount, layout, layout.streamAt);
+  } catch (e) {
+    throw asSgfp4Error(e, "WebAssembly validation failed");
+  }
+  return count < 0 ? INVALID : { tableAt: layout.tableAt, count };
+}
+
+interface ValidatedScratch {
+  memory: WebAssembly.Memory;
+  kernel: KernelExports;
+  layout: ValidatedLayout;
+  bandBlockRows: number;
+}
+
+/** Validate into scratch memory sized for one band of output; null when parse() must run. */
+function validateInScratch(bytes: Uint8Array, r: FastRequest): ValidatedScratch | null {
+  const module = kernelModule();
+  if (!module) return null;
+  const bandBlockRows = Math.max(1, Math.min(r.tilesY, Math.floor(BAND_TARGET_BYTES / (64 * r.cols * 4))));
+  const layout = validatedLayout(bandBlockRows * 64 * r.cols * 4, r.profile, bytes.length, r.blockCount);
+  if (layout.totalBytes > MAX_WASM_BYTES) return null;
+  let count: number;
+  let memory: WebAssembly.Memory;
+  let kernel: KernelExports;
+  try {
+    ({ memory, kernel } = scratchMemory(module, layout.totalBytes));
+    count = validateInMemory(kernel, memory.buffer, bytes, r.profile, r.blockCount, layout, layout.streamAt);
+  } catch (e) {
+    throw asSgfp4Error(e, "WebAssembly validation failed");
+  }
+  return count < 0 ? null : { memory, kernel, layout, bandBlockRows };
+}
+
+/** Expand a validated stream band by band: the kernel writes a band into scratch, JS copies it out while in cache. */
+function expandBands({ memory, kernel, layout, bandBlockRows }: ValidatedScratch, r: FastRequest, out: Float32Array): void {
+  try {
+    const buffer = memory.buffer;
+    const blockFirst = new Uint32Array(buffer, layout.blockFirstAt, r.blockCount + 1);
+    for (let by0 = 0; by0 < r.tilesY; by0 += bandBlockRows) {
+      const by1 = Math.min(r.tilesY, by0 + bandBlockRows);
+      const firstLeaf = blockFirst[by0 * r.tilesX]!;
+      const leafEnd = blockFirst[by1 * r.tilesX]!;
+      const rowBase = by0 * 64;
+      kernel.decode_leaves(layout.tableAt + firstLeaf * 16, leafEnd - firstLeaf, 0, r.rows, r.cols, r.tilesX, rowBase);
+      const keptRows = Math.min(r.rows, by1 * 64) - rowBase;
+      out.set(new Float32Array(buffer, 0, keptRows * r.cols), rowBase * r.cols);
+    }
+  } catch (e) {
+    throw asSgfp4Error(e, "WebAssembly decode failed");
+  }
 }
 
 /** A WebAssembly.Memory that holds one caller-visible output region followed by kernel input space. */

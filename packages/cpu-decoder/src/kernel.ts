@@ -11,6 +11,9 @@ export const MAX_WASM_BYTES = 65536 * WASM_PAGE;
 
 export interface KernelExports {
   decode_leaves(table: number, count: number, out: number, rows: number, cols: number, tilesX: number, rowBase: number): void;
+  /** Validating parsers (native/decode.c): the leaf count, or -1 for "not ok" (parse() then says why). */
+  validate_v1(input: number, len: number, blocks: number, table: number, tableCap: number, addrBase: number, blockFirst: number): number;
+  validate_v2(input: number, len: number, blocks: number, table: number, tableCap: number, addrBase: number, blockFirst: number): number;
 }
 
 function base64ToBytes(b64: string): Uint8Array<ArrayBuffer> {
@@ -106,4 +109,59 @@ export function fillInputs(buffer: ArrayBufferLike, c: Container, bytes: Uint8Ar
   const rebase = plan.payloadAt - plan.payloadStart;
   for (let n = 3; n < table.length; n += 4) table[n] = table[n]! + rebase;
   new Uint8Array(buffer, plan.payloadAt, plan.payloadEnd - plan.payloadStart).set(bytes.subarray(plan.payloadStart, plan.payloadEnd));
+}
+
+/** Linear memory for the wasm validator: [output | leaf table (cap) | first leaf per block (B+1) | stream copy]. */
+export interface ValidatedLayout {
+  tableAt: number;
+  tableCap: number;
+  blockFirstAt: number;
+  streamAt: number;
+  totalBytes: number;
+}
+
+export function validatedLayout(outBytes: number, profile: "v1" | "v2", streamBytes: number, blockCount: number): ValidatedLayout {
+  const tableAt = align16(outBytes);
+  // Same bound as parse(): a v2 leaf costs at least 20 stream bytes (4 header + 16 payload).
+  const tableCap = profile === "v1" ? blockCount : Math.min(blockCount * 256, Math.floor(streamBytes / 20) + 16);
+  const blockFirstAt = tableAt + tableCap * 16;
+  const streamAt = align16(blockFirstAt + (blockCount + 1) * 4);
+  return { tableAt, tableCap, blockFirstAt, streamAt, totalBytes: streamAt + streamBytes };
+}
+
+/**
+ * Copy the stream into `buffer` and run the wasm validator: it applies every reject rule of
+ * DECISIONS.md section 3 and writes the leaf table (payload addresses = addrBase + stream offset)
+ * and the first leaf of each block. Returns the leaf count, or -1 when the stream is not valid
+ * (or, never for valid streams, does not fit tableCap): the caller then runs parse().
+ */
+export function validateInMemory(
+  kernel: KernelExports,
+  buffer: ArrayBufferLike,
+  bytes: Uint8Array,
+  profile: "v1" | "v2",
+  blockCount: number,
+  layout: ValidatedLayout,
+  addrBase: number,
+): number {
+  new Uint8Array(buffer, layout.streamAt, bytes.length).set(bytes);
+  const validate = profile === "v1" ? kernel.validate_v1 : kernel.validate_v2;
+  return validate(layout.streamAt, bytes.length, blockCount, layout.tableAt, layout.tableCap, addrBase, layout.blockFirstAt);
+}
+
+/**
+ * The wasm validator's verdict and leaf table with stream offsets (addrBase 0), comparable word
+ * for word with parse().leafTable; null for "not ok". For tests: decode uses validateInMemory.
+ */
+export function validatedLeafTable(bytes: Uint8Array, profile: "v1" | "v2", blockCount: number): { table: Uint32Array; blockFirst: Uint32Array } | null {
+  const module = kernelModule();
+  if (!module) throw new Error("the wasm kernel cannot run here");
+  const layout = validatedLayout(0, profile, bytes.length, blockCount);
+  const memory = new WebAssembly.Memory({ initial: pagesFor(layout.totalBytes) });
+  const count = validateInMemory(instantiate(module, memory), memory.buffer, bytes, profile, blockCount, layout, 0);
+  if (count < 0) return null;
+  return {
+    table: new Uint32Array(memory.buffer, layout.tableAt, count * 4).slice(),
+    blockFirst: new Uint32Array(memory.buffer, layout.blockFirstAt, blockCount + 1).slice(),
+  };
 }

@@ -1,0 +1,145 @@
+// The wasm validator (native/decode.c validate_v1/validate_v2) against @sgfp4/format's parse():
+// it must never accept a stream parse() rejects, and when both accept the leaf tables must be
+// identical word for word. Inputs: the golden vectors, random valid containers and mutations of
+// them (the fuzzer's generator and mutator), plus single-byte corruptions of every golden vector.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse, tiling, type Container } from "@sgfp4/format";
+import { validatedLeafTable } from "../src/kernel.js";
+import { createOutput, decode, decodeInto } from "../src/index.js";
+import { generateValid } from "../../../tools/fuzz/src/generate.js";
+import { mutate } from "../../../tools/fuzz/src/mutate.js";
+import { Rng } from "../../../tools/fuzz/src/prng.js";
+
+type Profile = "v1" | "v2";
+
+function parseOrNull(bytes: Uint8Array, profile: Profile, shape: readonly [number, number]): Container | null {
+  try {
+    return parse(bytes, { profile, shape });
+  } catch {
+    return null;
+  }
+}
+
+/** Returns a description of the disagreement, or "" when the two agree. */
+function disagreement(bytes: Uint8Array, profile: Profile, shape: readonly [number, number]): string {
+  const parsed = parseOrNull(bytes, profile, shape);
+  const B = tiling(shape).blockCount;
+  const wasm = validatedLeafTable(bytes, profile, B);
+  if (!parsed) return wasm ? "wasm accepted a stream parse() rejects" : "";
+  if (!wasm) return "wasm rejected a stream parse() accepts";
+  if (wasm.table.length !== parsed.leafTable.length) return `leaf count ${wasm.table.length / 4} vs ${parsed.leafCount}`;
+  for (let i = 0; i < wasm.table.length; i++) {
+    if (wasm.table[i] !== parsed.leafTable[i]) return `table word ${i}: 0x${wasm.table[i]!.toString(16)} vs 0x${parsed.leafTable[i]!.toString(16)}`;
+  }
+  for (let b = 0; b < B; b++) if (wasm.blockFirst[b] !== parsed.blocks[b]!.firstLeaf) return `block ${b} first leaf`;
+  if (wasm.blockFirst[B] !== parsed.leafCount) return "leaf count word";
+  return "";
+}
+
+const vectorsDir = join(__dirname, "../../../golden-vectors/vectors");
+interface Vector {
+  id: string;
+  profile: Profile;
+  container: string;
+  shape: [number, number];
+  expect: { decode?: { output: string }; reject?: string };
+}
+const vectors: Vector[] = (JSON.parse(readFileSync(join(vectorsDir, "index.json"), "utf8")).vectors as string[]).map(
+  (f) => JSON.parse(readFileSync(join(vectorsDir, f), "utf8")) as Vector,
+);
+
+describe("wasm validator vs parse()", () => {
+  it("agrees on every golden vector (accepts the decode ones, rejects the reject ones)", () => {
+    expect(vectors.length).toBeGreaterThan(100);
+    let accepted = 0;
+    for (const v of vectors) {
+      const bytes = new Uint8Array(readFileSync(join(vectorsDir, v.container)));
+      expect(disagreement(bytes, v.profile, v.shape), v.id).toBe("");
+      const wasm = validatedLeafTable(bytes, v.profile, tiling(v.shape).blockCount);
+      expect(wasm !== null, v.id).toBe(v.expect.decode !== undefined);
+      if (wasm) accepted++;
+    }
+    expect(accepted).toBeGreaterThan(40);
+  });
+
+  it("agrees on single-byte corruptions of every golden vector", () => {
+    const rng = new Rng(7, 1);
+    let rejected = 0;
+    for (const v of vectors) {
+      const original = new Uint8Array(readFileSync(join(vectorsDir, v.container)));
+      for (let k = 0; k < 40 && original.length > 0; k++) {
+        const bytes = original.slice();
+        // mostly the header region, where the rules are
+        const at = rng.chance(0.7) ? rng.int(0, Math.min(bytes.length, 256) - 1) : rng.int(0, bytes.length - 1);
+        bytes[at] = rng.chance(0.5) ? bytes[at]! ^ (1 << rng.int(0, 7)) : rng.int(0, 255);
+        const why = disagreement(bytes, v.profile, v.shape);
+        expect(why, `${v.id} byte ${at}`).toBe("");
+        if (!parseOrNull(bytes, v.profile, v.shape)) rejected++;
+      }
+    }
+    expect(rejected).toBeGreaterThan(500); // the corruptions do hit reject rules
+  });
+
+  it("agrees on 3000 random valid containers and 6000 mutations of them", () => {
+    const rng = new Rng(20240611, 2);
+    let validAccepted = 0;
+    let mutatedRejected = 0;
+    let mutatedAccepted = 0;
+    for (let i = 0; i < 3000; i++) {
+      const c = generateValid(rng, { maxTiles: 3 });
+      expect(disagreement(c.bytes, c.profile, c.shape), `valid case ${i}`).toBe("");
+      if (parseOrNull(c.bytes, c.profile, c.shape)) validAccepted++;
+      for (let j = 0; j < 2; j++) {
+        const m = mutate(rng, c);
+        expect(disagreement(m.bytes, m.profile, m.shape), `case ${i} ${m.ops.join(",")}`).toBe("");
+        if (parseOrNull(m.bytes, m.profile, m.shape)) mutatedAccepted++;
+        else mutatedRejected++;
+      }
+    }
+    expect(validAccepted).toBe(3000);
+    expect(mutatedRejected).toBeGreaterThan(2000);
+    expect(mutatedAccepted).toBeGreaterThan(100);
+  }, 120_000);
+});
+
+function errorCode(run: () => unknown): string {
+  try {
+    run();
+  } catch (e) {
+    return (e as { code?: string }).code ?? String(e);
+  }
+  return "no error";
+}
+
+describe("decode paths that use the wasm validator", () => {
+  it("report each golden reject vector's exact code (decode, decodeInto plain and kernel-memory arrays)", () => {
+    for (const v of vectors) {
+      if (!v.expect.reject) continue;
+      const bytes = new Uint8Array(readFileSync(join(vectorsDir, v.container)));
+      const opts = { profile: v.profile, shape: v.shape };
+      const elements = v.shape[0] * v.shape[1];
+      expect(errorCode(() => decode(bytes, opts)), v.id).toBe(v.expect.reject);
+      expect(errorCode(() => decodeInto(bytes, opts, new Float32Array(elements))), v.id).toBe(v.expect.reject);
+      expect(errorCode(() => decodeInto(bytes, opts, createOutput(v.shape))), v.id).toBe(v.expect.reject);
+    }
+  });
+
+  it("decode each golden decode vector to its expected bits (all three paths, profile auto too)", () => {
+    for (const v of vectors) {
+      if (!v.expect.decode) continue;
+      const bytes = new Uint8Array(readFileSync(join(vectorsDir, v.container)));
+      const file = readFileSync(join(vectorsDir, v.expect.decode.output));
+      const expected = new Uint32Array(file.buffer.slice(file.byteOffset, file.byteOffset + file.byteLength));
+      const bits = (a: Float32Array) => Array.from(new Uint32Array(a.buffer, a.byteOffset, a.length));
+      const plain = new Float32Array(expected.length);
+      const kmem = createOutput(v.shape);
+      decodeInto(bytes, { profile: v.profile, shape: v.shape }, plain);
+      decodeInto(bytes, { profile: "auto", shape: v.shape }, kmem);
+      expect(bits(decode(bytes, { profile: v.profile, shape: v.shape })), v.id).toEqual(Array.from(expected));
+      expect(bits(plain), v.id).toEqual(Array.from(expected));
+      expect(bits(kmem), v.id).toEqual(Array.from(expected));
+    }
+  });
+});
