@@ -2,6 +2,8 @@
 // Throughput of decode vs Float32Array.prototype.set for the same output size, same process.
 //   pnpm --filter @sgfp4/cpu-decoder bench            (sizes 1 4 16 64 256 MiB)
 //   node --expose-gc bench/bench.mjs 1 4              (chosen sizes)
+//   node --expose-gc bench/bench.mjs --before DIR 16   (also times decode / decodeInto of another
+//                                                       build, DIR/index.js, in the same run)
 // Not a test: it prints numbers. Times: mean per call over a batch after a warm-up, median of 3 batches.
 import os from "node:os";
 import { writeV1, writeV2, parse, LAYOUT } from "@sgfp4/format";
@@ -9,7 +11,10 @@ import { createOutput, decode, decodeInto } from "../dist/index.js";
 import { fillInputs, instantiate, kernelModule, pagesFor, planMemory } from "../dist/kernel.js";
 
 const MiB = 1 << 20;
-const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
+const args = process.argv.slice(2);
+const beforeAt = args.indexOf("--before");
+const before = beforeAt >= 0 ? await import(new URL(args.splice(beforeAt, 2)[1] + "/index.js", `file://${process.cwd()}/`).href) : null;
+const sizes = args.map(Number).filter((n) => n > 0);
 const SIZES = sizes.length ? sizes : [1, 4, 16, 64, 256];
 const COLS = 1024; // 16 macroblocks wide
 
@@ -109,8 +114,17 @@ for (const mib of SIZES) {
     const k = instantiate(kernelModule(), memory);
     k.decode_leaves(plan.tableAt, c.leafCount, 0, rows, COLS, c.tilesX, 0);
     const tKernel = median(() => k.decode_leaves(plan.tableAt, c.leafCount, 0, rows, COLS, c.tilesX, 0), runs);
+    let beforeCols = "";
+    if (before) {
+      const bDecode = median(() => before.decode(bytes, opts), runs);
+      const bInto = median(() => before.decodeInto(bytes, opts, warm), runs);
+      const bOut = before.createOutput(shape);
+      before.decodeInto(bytes, opts, bOut);
+      const bKmem = median(() => before.decodeInto(bytes, opts, bOut), runs);
+      beforeCols = ` || before: decode${fmt(bDecode)} into(plain)${fmt(bInto)} ${ratio(setWarm, bInto)} into(kmem)${fmt(bKmem)} ${ratio(setWarm, bKmem)}`;
+    }
     console.log(
-      `${String(mib).padStart(3)} MiB  ${name.padEnd(8)} |${fmt(setWarm)} ${fmt(setFresh)} |${fmt(tParse)}  |${fmt(tDecode)} ${ratio(setWarm, tDecode)}  ${ratio(setFresh, tDecode)}   |${fmt(tInto)}    ${ratio(setWarm, tInto)} |${fmt(tKmem)}   ${ratio(setWarm, tKmem)} |${fmt(tKernel)} ${ratio(setWarm, tKernel)}`,
+      `${String(mib).padStart(3)} MiB  ${name.padEnd(8)} |${fmt(setWarm)} ${fmt(setFresh)} |${fmt(tParse)}  |${fmt(tDecode)} ${ratio(setWarm, tDecode)}  ${ratio(setFresh, tDecode)}   |${fmt(tInto)}    ${ratio(setWarm, tInto)} |${fmt(tKmem)}   ${ratio(setWarm, tKmem)} |${fmt(tKernel)} ${ratio(setWarm, tKernel)}${beforeCols}`,
     );
   }
   gc();
