@@ -108,6 +108,24 @@ static inline __attribute__((always_inline)) void leaf_t158(const u8 *src, float
   }
 }
 
+/* The first 16 codes (as 16*q bytes) of an FP4 payload chunk and of a T158 one. */
+static inline v128_t fp4_first16(v128_t v) {
+  const v128_t top = wasm_i8x16_splat((signed char)0xf0);
+  v128_t odd = wasm_v128_and(v, top), even = wasm_v128_and(wasm_i16x8_shl(v, 4), top);
+  return wasm_i8x16_shuffle(even, odd, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+}
+static inline v128_t t158_first16(v128_t v) {
+  const v128_t first_of = wasm_i8x16_const(0, 16, -16, 0, 0, 16, -16, 0, 0, 16, -16, 0, 0, 16, -16, 0);
+  const v128_t second_of = wasm_i8x16_const(0, 0, 0, 0, 16, 16, 16, 16, -16, -16, -16, -16, 0, 0, 0, 0);
+  const v128_t low4 = wasm_i8x16_splat(0x0f);
+  v128_t lo = wasm_v128_and(v, low4), hi = wasm_v128_and(wasm_u16x8_shr(v, 4), low4);
+  v128_t p01 = wasm_i8x16_shuffle(wasm_i8x16_swizzle(first_of, lo), wasm_i8x16_swizzle(second_of, lo), 0, 16, 1, 17, 2, 18, 3,
+                                  19, 4, 20, 5, 21, 6, 22, 7, 23);
+  v128_t p23 = wasm_i8x16_shuffle(wasm_i8x16_swizzle(first_of, hi), wasm_i8x16_swizzle(second_of, hi), 0, 16, 1, 17, 2, 18, 3,
+                                  19, 4, 20, 5, 21, 6, 22, 7, 23);
+  return wasm_i16x8_shuffle(p01, p23, 0, 8, 1, 9, 2, 10, 3, 11);
+}
+
 /* A leaf cut by the tensor edge: scalar, only the kept rows x cols. */
 static void leaf_cropped(const u8 *src, float *dst, u32 cols, u32 lg, u32 mode, u32 keep_rows, u32 keep_cols, float scale,
                          float bias) {
@@ -133,10 +151,15 @@ static void leaf_cropped(const u8 *src, float *dst, u32 cols, u32 lg, u32 mode, 
  */
 __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *table, u32 count, float *out, u32 rows,
                                                                    u32 cols, u32 tiles_x, u32 row_base) {
+  u32 cached_block = ~0u, by = 0, bx = 0;
   for (u32 n = 0; n < count; n++, table += 4) {
     const u32 block = table[0], geometry = table[1], params = table[2];
     const u8 *payload = (const u8 *)table[3];
-    const u32 by = block / tiles_x, bx = block - by * tiles_x;
+    if (block != cached_block) { /* leaves of a block are contiguous: one division per block */
+      cached_block = block;
+      by = block / tiles_x;
+      bx = block - by * tiles_x;
+    }
     u32 lg = (geometry >> 12) & 7u;
     if (lg < 2u || lg > 6u) continue; /* the parser never emits these; never index with them */
     const u32 size = 1u << lg, mode = (geometry >> 15) & 1u;
@@ -152,9 +175,16 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
     }
     const v128_t vscale = wasm_f32x4_splat(scale * 0x1p-28f);
     const v128_t vbias = wasm_f32x4_splat(bias);
+    if (lg == 2u) {
+      /* 4x4 (most leaves of fine layouts): one 16-byte chunk, both decodings, select by mode;
+       * no branch on the mode, which alternates unpredictably */
+      const v128_t v = wasm_v128_load(payload);
+      const v128_t is_t158 = wasm_i8x16_splat(mode ? -1 : 0);
+      place16(dst, cols, 2, 0, wasm_v128_bitselect(t158_first16(v), fp4_first16(v), is_t158), vscale, vbias);
+      continue;
+    }
     if (mode) {
       switch (lg) {
-        case 2: leaf_t158(payload, dst, cols, 2, vscale, vbias); break;
         case 3: leaf_t158(payload, dst, cols, 3, vscale, vbias); break;
         case 4: leaf_t158(payload, dst, cols, 4, vscale, vbias); break;
         case 5: leaf_t158(payload, dst, cols, 5, vscale, vbias); break;
@@ -162,7 +192,6 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
       }
     } else {
       switch (lg) {
-        case 2: leaf_fp4(payload, dst, cols, 2, vscale, vbias); break;
         case 3: leaf_fp4(payload, dst, cols, 3, vscale, vbias); break;
         case 4: leaf_fp4(payload, dst, cols, 4, vscale, vbias); break;
         case 5: leaf_fp4(payload, dst, cols, 5, vscale, vbias); break;
