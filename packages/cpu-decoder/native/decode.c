@@ -183,16 +183,46 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
       place16(dst, cols, 2, 0, wasm_v128_bitselect(t158_first16(v), fp4_first16(v), is_t158), vscale, vbias);
       continue;
     }
+    if (lg == 3u) {
+      /* 8x8, the same idea: FP4 uses 32 bytes, T158 16. The second chunk of a T158 leaf may lie
+       * past the stream copy; the JS side reserves 16 bytes of slack there (INPUT_SLACK_BYTES). */
+      const v128_t v0 = wasm_v128_load(payload), v1 = wasm_v128_load(payload + 16);
+      const v128_t is_t158 = wasm_i8x16_splat(mode ? -1 : 0);
+      const v128_t top = wasm_i8x16_splat((signed char)0xf0);
+      const v128_t odd0 = wasm_v128_and(v0, top), even0 = wasm_v128_and(wasm_i16x8_shl(v0, 4), top);
+      const v128_t odd1 = wasm_v128_and(v1, top), even1 = wasm_v128_and(wasm_i16x8_shl(v1, 4), top);
+      const v128_t f0 = wasm_i8x16_shuffle(even0, odd0, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t f1 = wasm_i8x16_shuffle(even0, odd0, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      const v128_t f2 = wasm_i8x16_shuffle(even1, odd1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t f3 = wasm_i8x16_shuffle(even1, odd1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      const v128_t first_of = wasm_i8x16_const(0, 16, -16, 0, 0, 16, -16, 0, 0, 16, -16, 0, 0, 16, -16, 0);
+      const v128_t second_of = wasm_i8x16_const(0, 0, 0, 0, 16, 16, 16, 16, -16, -16, -16, -16, 0, 0, 0, 0);
+      const v128_t low4 = wasm_i8x16_splat(0x0f);
+      const v128_t lo = wasm_v128_and(v0, low4), hi = wasm_v128_and(wasm_u16x8_shr(v0, 4), low4);
+      const v128_t s0 = wasm_i8x16_swizzle(first_of, lo), s1 = wasm_i8x16_swizzle(second_of, lo);
+      const v128_t s2 = wasm_i8x16_swizzle(first_of, hi), s3 = wasm_i8x16_swizzle(second_of, hi);
+      const v128_t p01 = wasm_i8x16_shuffle(s0, s1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t p23 = wasm_i8x16_shuffle(s2, s3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t q01 = wasm_i8x16_shuffle(s0, s1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      const v128_t q23 = wasm_i8x16_shuffle(s2, s3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      const v128_t t0 = wasm_i16x8_shuffle(p01, p23, 0, 8, 1, 9, 2, 10, 3, 11);
+      const v128_t t1 = wasm_i16x8_shuffle(p01, p23, 4, 12, 5, 13, 6, 14, 7, 15);
+      const v128_t t2 = wasm_i16x8_shuffle(q01, q23, 0, 8, 1, 9, 2, 10, 3, 11);
+      const v128_t t3 = wasm_i16x8_shuffle(q01, q23, 4, 12, 5, 13, 6, 14, 7, 15);
+      place16(dst, cols, 3, 0, wasm_v128_bitselect(t0, f0, is_t158), vscale, vbias);
+      place16(dst, cols, 3, 16, wasm_v128_bitselect(t1, f1, is_t158), vscale, vbias);
+      place16(dst, cols, 3, 32, wasm_v128_bitselect(t2, f2, is_t158), vscale, vbias);
+      place16(dst, cols, 3, 48, wasm_v128_bitselect(t3, f3, is_t158), vscale, vbias);
+      continue;
+    }
     if (mode) {
       switch (lg) {
-        case 3: leaf_t158(payload, dst, cols, 3, vscale, vbias); break;
         case 4: leaf_t158(payload, dst, cols, 4, vscale, vbias); break;
         case 5: leaf_t158(payload, dst, cols, 5, vscale, vbias); break;
         default: leaf_t158(payload, dst, cols, 6, vscale, vbias); break;
       }
     } else {
       switch (lg) {
-        case 3: leaf_fp4(payload, dst, cols, 3, vscale, vbias); break;
         case 4: leaf_fp4(payload, dst, cols, 4, vscale, vbias); break;
         case 5: leaf_fp4(payload, dst, cols, 5, vscale, vbias); break;
         default: leaf_fp4(payload, dst, cols, 6, vscale, vbias); break;

@@ -132,6 +132,9 @@ function fastRequest(bytes: Uint8Array, opts: DecodeOptions): FastRequest | null
   const profile = opts.profile === "auto" ? detectProfile(bytes, opts.shape) : opts.profile;
   if (profile !== "v1" && profile !== "v2") return null;
   if (profile === "v1" && bytes.length !== 2056 * blockCount) return null;
+  // Memory for the validator grows with B (first leaf per block): only when the stream can hold
+  // B record offsets, so a short hostile stream with a huge shape allocates nothing (parse() rejects it).
+  if (profile === "v2" && bytes.length < 16 + 4 * blockCount) return null;
   return { profile, rows: opts.shape[0], cols: opts.shape[1], tilesY, tilesX, blockCount };
 }
 
@@ -162,6 +165,9 @@ interface ValidatedScratch {
 function validateInScratch(bytes: Uint8Array, r: FastRequest): ValidatedScratch | null {
   const module = kernelModule();
   if (!module) return null;
+  // The band is allocated before the stream is validated: keep it small (very wide tensors take
+  // the parse() path, which validates first).
+  if (64 * r.cols * 4 > 4 * BAND_TARGET_BYTES) return null;
   const bandBlockRows = Math.max(1, Math.min(r.tilesY, Math.floor(BAND_TARGET_BYTES / (64 * r.cols * 4))));
   const layout = validatedLayout(bandBlockRows * 64 * r.cols * 4, r.profile, bytes.length, r.blockCount);
   if (layout.totalBytes > MAX_WASM_BYTES) return null;
@@ -245,7 +251,7 @@ export function createOutput(shape: readonly [number, number], opts: OutputOptio
     if (outputBytes + WASM_PAGE > MAX_WASM_BYTES) {
       throw new Sgfp4Error("LIMIT_EXCEEDED", `an output of ${outputBytes} bytes does not fit the kernel's 4 GiB memory`);
     }
-    const wanted = Math.min(MAX_WASM_BYTES, outputBytes + 16 + blockCount * INPUT_BYTES_PER_BLOCK);
+    const wanted = Math.min(MAX_WASM_BYTES, outputBytes + 1024 + blockCount * INPUT_BYTES_PER_BLOCK);
     const pages = pagesFor(wanted);
     // initial === maximum: the memory can never grow, so views of it never detach.
     const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });

@@ -80,6 +80,10 @@ export interface MemoryPlan {
 
 const align16 = (n: number) => Math.ceil(n / 16) * 16;
 
+/** Bytes kept after the copied payloads: the kernel loads an 8x8 leaf's second 16-byte chunk
+ * even for T158 (16 payload bytes) and discards it, so that load must stay inside memory. */
+export const INPUT_SLACK_BYTES = 16;
+
 /**
  * Size the memory for `outBytes` of output and the container's leaves and payloads. The payload
  * range comes from the blocks (B entries, not one per leaf): parse() guarantees that every leaf's
@@ -96,7 +100,7 @@ export function planMemory(c: Container, outBytes: number): MemoryPlan {
   if (payloadStart > payloadEnd) payloadStart = payloadEnd;
   const tableAt = align16(outBytes);
   const payloadAt = tableAt + c.leafCount * 16;
-  const totalBytes = payloadAt + (payloadEnd - payloadStart);
+  const totalBytes = payloadAt + (payloadEnd - payloadStart) + INPUT_SLACK_BYTES;
   return { outAt: 0, outBytes, tableAt, payloadAt, payloadStart, payloadEnd, totalBytes };
 }
 
@@ -126,7 +130,7 @@ export function validatedLayout(outBytes: number, profile: "v1" | "v2", streamBy
   const tableCap = profile === "v1" ? blockCount : Math.min(blockCount * 256, Math.floor(streamBytes / 20) + 16);
   const blockFirstAt = tableAt + tableCap * 16;
   const streamAt = align16(blockFirstAt + (blockCount + 1) * 4);
-  return { tableAt, tableCap, blockFirstAt, streamAt, totalBytes: streamAt + streamBytes };
+  return { tableAt, tableCap, blockFirstAt, streamAt, totalBytes: streamAt + streamBytes + INPUT_SLACK_BYTES };
 }
 
 /**
