@@ -3,7 +3,7 @@
  * kernel on the calling thread; decodeReference is the readable loop they are tested against.
  * Worker-thread decode lives in the Node-only entry "@sgfp4/cpu-decoder/parallel".
  */
-import { Sgfp4Error, checkShape, detectProfile, type Container } from "@sgfp4/format";
+import { Sgfp4Error, checkShape, detectProfile, type ConformanceBackend, type Container } from "@sgfp4/format";
 import {
   MAX_WASM_BYTES,
   WASM_PAGE,
@@ -336,13 +336,7 @@ function expand(c: Container, bytes: Uint8Array, out: Float32Array): void {
   }
 }
 
-/** Conformance backend interface (docs/ARCHITECTURE.md). */
-export interface ConformanceBackend {
-  readonly name: string;
-  available(): Promise<{ ok: true; detail?: string } | { ok: false; reason: string }>;
-  decode(bytes: Uint8Array, opts: { profile: "v1" | "v2"; shape: readonly [number, number] }): Promise<Float32Array>;
-  close?(): Promise<void>;
-}
+export type { ConformanceBackend } from "@sgfp4/format";
 
 export function createConformanceBackend(): ConformanceBackend {
   return {
