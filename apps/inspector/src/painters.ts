@@ -73,10 +73,8 @@ export function structurePainter(m: StructureModel, colors: Uint32Array): Painte
   };
 }
 
-/** Signed values, symmetric range [-limit, limit] on the diverging map; NaN shows magenta. */
-export function valuesPainter(data: Float32Array, cols: number, limit: number): Painter {
-  const k = limit > 0 ? 127.5 / limit : 0;
-  const nan = rgb(255, 0, 255);
+/** Paints each visible tensor element with `color(value)`; padding and off-tensor pixels get the background. */
+function elementPainter(data: Float32Array, cols: number, color: (v: number) => number): Painter {
   return (out, w, h, rowOf, colOf) => {
     for (let y = 0; y < h; y++) {
       const r = rowOf[y]!;
@@ -88,34 +86,21 @@ export function valuesPainter(data: Float32Array, cols: number, limit: number): 
       const base = r * cols;
       for (let x = 0; x < w; x++, o++) {
         const c = colOf[x]!;
-        if (c < 0) {
-          out[o] = BACKGROUND;
-          continue;
-        }
-        const v = data[base + c]!;
-        if (v !== v) out[o] = nan;
-        else out[o] = DIVERGING[Math.max(0, Math.min(255, Math.round(127.5 + v * k)))]!;
+        out[o] = c < 0 ? BACKGROUND : color(data[base + c]!);
       }
     }
   };
 }
 
+/** Signed values, symmetric range [-limit, limit] on the diverging map; NaN shows magenta. */
+export function valuesPainter(data: Float32Array, cols: number, limit: number): Painter {
+  const k = limit > 0 ? 127.5 / limit : 0;
+  const nan = rgb(255, 0, 255);
+  return elementPainter(data, cols, (v) => (v !== v ? nan : DIVERGING[Math.max(0, Math.min(255, Math.round(127.5 + v * k)))]!));
+}
+
 /** Magnitudes in [0, hi] on the sequential map. */
 export function magnitudePainter(data: Float32Array, cols: number, hi: number): Painter {
   const k = hi > 0 ? 255 / hi : 0;
-  return (out, w, h, rowOf, colOf) => {
-    for (let y = 0; y < h; y++) {
-      const r = rowOf[y]!;
-      let o = y * w;
-      if (r < 0) {
-        out.fill(BACKGROUND, o, o + w);
-        continue;
-      }
-      const base = r * cols;
-      for (let x = 0; x < w; x++, o++) {
-        const c = colOf[x]!;
-        out[o] = c < 0 ? BACKGROUND : SEQUENTIAL[Math.min(255, Math.round(data[base + c]! * k))]!;
-      }
-    }
-  };
+  return elementPainter(data, cols, (v) => SEQUENTIAL[Math.min(255, Math.round(v * k))]!);
 }
