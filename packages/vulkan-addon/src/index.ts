@@ -82,6 +82,8 @@ export interface BenchmarkResult {
 interface NativeAddon {
   parse(bytes: Uint8Array, profile: Profile, rows: number, cols: number, options?: object): { leafTable: Uint32Array; blockFirstLeaf: Uint32Array; leafCount: number };
   decodeInto(bytes: Uint8Array, profile: Profile, rows: number, cols: number, out: Float32Array, options?: object): void;
+  /** Validates synchronously (throws), then decodes on a libuv pool thread; out null = a new array. */
+  decodeAsync(bytes: Uint8Array, profile: Profile, rows: number, cols: number, out: Float32Array | null, options?: object): Promise<Float32Array>;
   info(options?: object): VulkanInfo;
   bench(bytes: Uint8Array, profile: Profile, rows: number, cols: number, options?: object): Omit<BenchmarkResult, "device" | "decodeMedianNs" | "copyMedianNs" | "decodeGBps" | "copyGBps" | "ratioToCopy">;
 }
@@ -164,6 +166,44 @@ export function decode(bytes: Uint8Array, opts: DecodeOptions): Float32Array {
   return out;
 }
 
+/**
+ * Like decodeInto, without blocking the event loop: validation (@sgfp4/format, then the native
+ * parse) runs now, and the upload, GPU submission, wait and readback run on a libuv pool
+ * thread. The input bytes are copied, so `bytes` may be reused at once. `out` is written only
+ * when the promise settles (the worker decodes into its own memory, copied into `out` on the JS
+ * thread), so reading it before then sees the old contents. Errors reject with Sgfp4Error.
+ */
+export async function decodeIntoAsync(bytes: Uint8Array, opts: DecodeOptions, out: Float32Array): Promise<Float32Array> {
+  const container = parse(bytes, { profile: opts.profile, shape: opts.shape, ...(opts.limits ? { limits: opts.limits } : {}) });
+  const [rows, cols] = container.shape;
+  if (!(out instanceof Float32Array) || out.length !== rows * cols) {
+    throw new Sgfp4Error("INVALID_ARGUMENT", `out must be a Float32Array of ${rows * cols} elements`);
+  }
+  const pending = native((a) => a.decodeAsync(bytes, container.profile, rows, cols, out, nativeOptions(opts)));
+  try {
+    return await pending;
+  } catch (e) {
+    throw toSgfp4Error(e);
+  }
+}
+
+/**
+ * Decode to a new Float32Array of shape (O, I) without blocking the event loop: validation runs
+ * now, the GPU round trip on a libuv pool thread (at most UV_THREADPOOL_SIZE decodes run at
+ * once; concurrent calls share the device and serialize only their queue submissions). The
+ * result's memory is allocated by the addon and handed over without a copy.
+ */
+export async function decodeAsync(bytes: Uint8Array, opts: DecodeOptions): Promise<Float32Array> {
+  const container = parse(bytes, { profile: opts.profile, shape: opts.shape, ...(opts.limits ? { limits: opts.limits } : {}) });
+  const [rows, cols] = container.shape;
+  const pending = native((a) => a.decodeAsync(bytes, container.profile, rows, cols, null, nativeOptions(opts)));
+  try {
+    return await pending;
+  } catch (e) {
+    throw toSgfp4Error(e);
+  }
+}
+
 /** The device, driver and limits in use. Throws BACKEND_FAILURE (with `.reason`) without one. */
 export function info(opts: { device?: string } = {}): VulkanInfo {
   return native((a) => a.info(nativeOptions(opts)));
@@ -210,6 +250,6 @@ export function createConformanceBackend(opts: { device?: string } = {}): Confor
   return {
     name: "vulkan",
     available: async () => availability(opts),
-    decode: async (bytes, o) => decode(bytes, { profile: o.profile, shape: o.shape, ...opts }),
+    decode: (bytes, o) => decodeAsync(bytes, { profile: o.profile, shape: o.shape, ...opts }),
   };
 }

@@ -4,6 +4,11 @@
 // `reason` ("no-loader", "no-device", "vulkan-error").
 #include <napi.h>
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
 #include "sgfp4_parse.hpp"
 #include "vk_decoder.hpp"
 
@@ -112,6 +117,125 @@ Napi::Value DecodeInto(const Napi::CallbackInfo& info) {
   });
 }
 
+// ---- asynchronous decode -------------------------------------------------------------------
+//
+// All validation (arguments, the native parse, the dispatch plan) runs on the JS thread before
+// the worker is queued, so a bad stream rejects with its code without using a pool thread. The
+// worker owns a copy of the input bytes and decodes into memory it owns: JS can neither free
+// nor see either while the GPU round trip (upload, submit, wait, readback) runs on the pool
+// thread. decodeAsync hands that memory to JS as the result's ArrayBuffer (no copy);
+// decodeIntoAsync copies it into the caller's Float32Array when the worker is done, after
+// checking that array still has the expected length (it may have been detached meanwhile).
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+
+class DecodeWorker : public Napi::AsyncWorker {
+ public:
+  DecodeWorker(Napi::Env env, VulkanDecoder& decoder, std::unique_ptr<uint8_t[]> bytes, size_t len, Container container)
+      : Napi::AsyncWorker(env, "sgfp4.decodeAsync"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        decoder_(decoder),
+        bytes_(std::move(bytes)),
+        len_(len),
+        container_(std::move(container)) {}
+
+  Napi::Promise promise() const { return deferred_.Promise(); }
+
+  // decodeIntoAsync: the array to copy into when done (held so it is not collected).
+  void target(Napi::Float32Array out) { target_ = Napi::Persistent(out); }
+
+  void Execute() override {
+    try {
+      const size_t n = size_t(container_.rows * container_.cols);
+      // malloc, not new[]: the block is handed to an ArrayBuffer whose finalizer calls free.
+      out_.reset(static_cast<float*>(std::malloc(std::max<size_t>(1, n) * sizeof(float))));
+      if (!out_) throw std::bad_alloc();
+      decodeInto(decoder_, bytes_.get(), len_, container_, out_.get());
+      bytes_.reset();  // the input is no longer needed; free it before the JS thread runs OnOK
+    } catch (const BackendFailure& e) {
+      fail(e.code, e.what(), e.reason);
+    } catch (const Failure& e) {
+      fail(e.code, e.what(), "");
+    } catch (const std::bad_alloc&) {
+      fail("BACKEND_FAILURE", "BACKEND_FAILURE: out of host memory", "vulkan-error");
+    } catch (const std::exception& e) {
+      fail("BACKEND_FAILURE", std::string("BACKEND_FAILURE: ") + e.what(), "vulkan-error");
+    }
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    const size_t n = size_t(container_.rows * container_.cols);
+    if (!target_.IsEmpty()) {
+      Napi::Float32Array out = target_.Value();
+      if (out.ElementLength() != n) {
+        reject(Failure("INVALID_ARGUMENT", "out changed length (detached?) while the decode ran"));
+        return;
+      }
+      std::memcpy(out.Data(), out_.get(), n * sizeof(float));
+      deferred_.Resolve(out);
+      return;
+    }
+    float* data = out_.release();
+    auto buffer = Napi::ArrayBuffer::New(env, data, n * sizeof(float), [](Napi::Env, void* p) { std::free(p); });
+    deferred_.Resolve(Napi::Float32Array::New(env, n, buffer, 0));
+  }
+
+  void OnError(const Napi::Error&) override {
+    Napi::Error e = Napi::Error::New(Env(), message_);
+    e.Set("code", Napi::String::New(Env(), code_));
+    if (!reason_.empty()) e.Set("reason", Napi::String::New(Env(), reason_));
+    deferred_.Reject(e.Value());
+  }
+
+ private:
+  void fail(const std::string& code, const std::string& message, const std::string& reason) {
+    code_ = code;
+    message_ = message;
+    reason_ = reason;
+    SetError(message);
+  }
+  void reject(const Failure& f) { deferred_.Reject(toJsError(Env(), f).Value()); }
+
+  Napi::Promise::Deferred deferred_;
+  VulkanDecoder& decoder_;
+  std::unique_ptr<uint8_t[]> bytes_;
+  size_t len_;
+  Container container_;
+  std::unique_ptr<float, FreeDeleter> out_;
+  Napi::Reference<Napi::Float32Array> target_;
+  std::string code_, message_, reason_;
+};
+
+// (bytes, profile, rows, cols, out: Float32Array | null, options?) -> Promise<Float32Array>.
+// Argument and stream errors are thrown synchronously (the JS wrapper turns them into
+// rejections); only the GPU work runs on the worker.
+Napi::Value DecodeAsync(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    Args a = readArgs(info, 5);
+    Container c = parse(a.bytes, a.len, a.profile, a.rows, a.cols, a.maxOutputBytes);
+    const bool into = info.Length() > 4 && !info[4].IsNull() && !info[4].IsUndefined();
+    if (into) {
+      if (!info[4].IsTypedArray() || info[4].As<Napi::TypedArray>().TypedArrayType() != napi_float32_array) invalid("out must be a Float32Array");
+      auto out = info[4].As<Napi::Float32Array>();
+      if (uint64_t(out.ElementLength()) != c.rows * c.cols)
+        invalid("out has " + std::to_string(out.ElementLength()) + " elements, the shape needs " + std::to_string(c.rows * c.cols));
+    }
+    VulkanDecoder& d = decoderFor(a.device);
+    checkDecodable(d, c, a.len);
+    // A copy of the input: the caller may reuse or detach its buffer as soon as we return.
+    std::unique_ptr<uint8_t[]> bytes(new uint8_t[std::max<size_t>(1, a.len)]);
+    if (a.len) std::memcpy(bytes.get(), a.bytes, a.len);
+    auto* worker = new DecodeWorker(info.Env(), d, std::move(bytes), a.len, std::move(c));
+    if (into) worker->target(info[4].As<Napi::Float32Array>());
+    Napi::Promise p = worker->promise();
+    worker->Queue();  // the worker deletes itself after OnOK / OnError
+    return p;
+  });
+}
+
 Napi::Value Info(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     VulkanDecoder& d = decoderFor(deviceOption(info, 0));
@@ -184,6 +308,7 @@ Napi::Value Bench(const Napi::CallbackInfo& info) {
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("parse", Napi::Function::New(env, Parse));
   exports.Set("decodeInto", Napi::Function::New(env, DecodeInto));
+  exports.Set("decodeAsync", Napi::Function::New(env, DecodeAsync));
   exports.Set("info", Napi::Function::New(env, Info));
   exports.Set("bench", Napi::Function::New(env, Bench));
   return exports;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
 
 #include "shaders.h"  // generated at build time: kDecodeSpv, kCopySpv (SPIR-V words)
 
@@ -177,6 +178,10 @@ class VulkanDecoder {
   VkCommandBuffer cmd = VK_NULL_HANDLE;
   VkFence fence = VK_NULL_HANDLE;
   VkQueryPool queries = VK_NULL_HANDLE;
+  // vkQueueSubmit needs the queue externally synchronized: decodes on worker threads and the
+  // main thread share this device, so every submission takes this lock. Each decode records
+  // into its own command pool and waits on its own fence, so only the submit is serialized.
+  std::mutex queueMutex;
 
   Buffer makeBuffer(VkDeviceSize size, VkBufferUsageFlags usage, bool hostVisible);
   Buffer makeDeviceBuffer(VkDeviceSize size, VkBufferUsageFlags usage) { return makeBuffer(size, usage, unifiedMemory); }
@@ -434,9 +439,66 @@ void VulkanDecoder::submitAndWait() {
   si.commandBufferCount = 1;
   si.pCommandBuffers = &cmd;
   check(vkResetFences(device, 1, &fence), "vkResetFences");
-  check(vkQueueSubmit(queue, 1, &si, fence), "vkQueueSubmit");
+  {
+    std::lock_guard<std::mutex> lock(queueMutex);
+    check(vkQueueSubmit(queue, 1, &si, fence), "vkQueueSubmit");
+  }
   check(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
 }
+
+namespace {
+
+// Command pool, command buffer and fence owned by one decode, so decodes on several threads
+// never share recording state (command pools are externally synchronized in Vulkan).
+struct Submission {
+  VulkanDecoder& d;
+  VkCommandPool pool = VK_NULL_HANDLE;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  explicit Submission(VulkanDecoder& dec) : d(dec) {
+    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pci.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+    pci.queueFamilyIndex = d.queueFamily;
+    check(vkCreateCommandPool(d.device, &pci, nullptr, &pool), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cai.commandPool = pool;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    check(vkAllocateCommandBuffers(d.device, &cai, &cmd), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    check(vkCreateFence(d.device, &fci, nullptr, &fence), "vkCreateFence");
+    VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
+  }
+  Submission(const Submission&) = delete;
+  Submission& operator=(const Submission&) = delete;
+  void submitAndWait() {
+    check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+    VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cmd;
+    {
+      std::lock_guard<std::mutex> lock(d.queueMutex);
+      check(vkQueueSubmit(d.queue, 1, &si, fence), "vkQueueSubmit");
+    }
+    submitted = true;
+    check(vkWaitForFences(d.device, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    submitted = false;
+  }
+  ~Submission() {
+    // After a failed wait (device lost) the work may still reference the buffers: wait for the
+    // device before the caller's buffers and this pool go away.
+    if (submitted) vkDeviceWaitIdle(d.device);
+    if (fence) vkDestroyFence(d.device, fence, nullptr);
+    if (pool) vkDestroyCommandPool(d.device, pool, nullptr);
+  }
+
+ private:
+  bool submitted = false;
+};
+
+}  // namespace
 
 namespace {
 
@@ -540,8 +602,8 @@ struct Job {
 const VkBufferUsageFlags kStorage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
 
 // Creates the buffers, uploads the inputs (recording copies from `staging` when the device's
-// memory is not host-visible) and writes the descriptor sets. Leaves `d.cmd` recording.
-void prepareJob(VulkanDecoder& d, Job& job, Buffer& staging, const uint8_t* bytes, size_t len, const Container& c, const Plan& plan) {
+// memory is not host-visible into `cmd`, which must be recording) and writes the descriptor sets.
+void prepareJob(VulkanDecoder& d, VkCommandBuffer cmd, Job& job, Buffer& staging, const uint8_t* bytes, size_t len, const Container& c, const Plan& plan) {
   job.device = d.device;
   job.stream = d.makeDeviceBuffer(plan.streamBytes, kStorage);
   job.leaves = d.makeDeviceBuffer(c.leafTable.size() * 4, kStorage);
@@ -554,7 +616,6 @@ void prepareJob(VulkanDecoder& d, Job& job, Buffer& staging, const uint8_t* byte
     size_t n;
   };
   const Upload uploads[3] = {{&job.stream, bytes, len}, {&job.leaves, c.leafTable.data(), c.leafTable.size() * 4}, {&job.firstLeaf, c.blockFirstLeaf.data(), c.blockFirstLeaf.size() * 4}};
-  d.begin();
   if (d.unifiedMemory) {
     for (const Upload& u : uploads) {
       std::memset(u.dst->mapped, 0, u.dst->size);
@@ -570,10 +631,10 @@ void prepareJob(VulkanDecoder& d, Job& job, Buffer& staging, const uint8_t* byte
       std::memset(p, 0, u.dst->size);
       std::memcpy(p, u.src, u.n);
       VkBufferCopy region{at, 0, u.dst->size};
-      vkCmdCopyBuffer(d.cmd, staging.buf, u.dst->buf, 1, &region);
+      vkCmdCopyBuffer(cmd, staging.buf, u.dst->buf, 1, &region);
       at += u.dst->size;
     }
-    barrier(d.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+    barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
   }
 
   const uint32_t nSets = uint32_t(plan.chunks.size());
@@ -618,8 +679,8 @@ void grid(const DeviceInfo& info, uint64_t groups, uint32_t& gx, uint32_t& gy) {
   gy = uint32_t((groups + gx - 1) / gx);
 }
 
-uint32_t recordDecode(VulkanDecoder& d, const Job& job, const Container& c, const Plan& plan, VkPipeline pipeline = VK_NULL_HANDLE) {
-  vkCmdBindPipeline(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline ? pipeline : d.decodePipeline);
+uint32_t recordDecode(VulkanDecoder& d, VkCommandBuffer cmd, const Job& job, const Container& c, const Plan& plan, VkPipeline pipeline = VK_NULL_HANDLE) {
+  vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline ? pipeline : d.decodePipeline);
   uint32_t dispatches = 0;
   for (size_t k = 0; k < plan.chunks.size(); k++) {
     const Chunk& ch = plan.chunks[k];
@@ -628,9 +689,9 @@ uint32_t recordDecode(VulkanDecoder& d, const Job& job, const Container& c, cons
     grid(d.info, blocks, gx, gy);
     PushDecode pc{uint32_t(ch.by0 * c.tilesX), uint32_t(blocks), uint32_t(c.tilesX), uint32_t(c.rows), uint32_t(c.cols), uint32_t(ch.row0),
                   uint32_t(ch.streamStart / 4), uint32_t((ch.streamEnd - ch.streamStart) / 4), uint32_t(ch.leafStart), uint32_t(ch.leafEnd - ch.leafStart), gx};
-    vkCmdBindDescriptorSets(d.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.decodeLayout, 0, 1, &job.sets[k], 0, nullptr);
-    vkCmdPushConstants(d.cmd, d.decodeLayout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
-    vkCmdDispatch(d.cmd, gx, gy, 1);
+    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.decodeLayout, 0, 1, &job.sets[k], 0, nullptr);
+    vkCmdPushConstants(cmd, d.decodeLayout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+    vkCmdDispatch(cmd, gx, gy, 1);
     dispatches++;
   }
   return dispatches;
@@ -642,6 +703,8 @@ VulkanDecoder& decoderFor(const std::string& selection) {
   // Never destroyed: tearing Vulkan down from static destructors at process exit crashed the
   // NVIDIA driver (its own exit handlers run first); the process exit releases everything.
   static auto* decoders = new std::map<std::string, VulkanDecoder*>();
+  static std::mutex decodersMutex;
+  std::lock_guard<std::mutex> lock(decodersMutex);
   auto it = decoders->find(selection);
   if (it != decoders->end()) return *it->second;
   auto d = std::make_unique<VulkanDecoder>(selection);
@@ -650,28 +713,34 @@ VulkanDecoder& decoderFor(const std::string& selection) {
 
 DeviceInfo deviceInfo(VulkanDecoder& d) { return d.info; }
 
+void checkDecodable(VulkanDecoder& d, const Container& c, size_t len) { planChunks(d, c, len); }
+
 void decodeInto(VulkanDecoder& d, const uint8_t* bytes, size_t len, const Container& c, float* out) {
   const Plan plan = planChunks(d, c, len);
   Job job;
   Buffer staging, readback;
-  prepareJob(d, job, staging, bytes, len, c, plan);
-  recordDecode(d, job, c, plan);
+  // Declared after the buffers so it is destroyed first: its destructor waits for the device
+  // when a wait failed, before the buffers the work may still use are freed.
+  Submission sub(d);
+  const VkCommandBuffer cmd = sub.cmd;
+  prepareJob(d, cmd, job, staging, bytes, len, c, plan);
+  recordDecode(d, cmd, job, c, plan);
   if (!d.unifiedMemory) {
     VkDeviceSize total = 0;
     for (auto& o : job.outputs) total += o.size;
     readback = d.makeBuffer(total, VK_BUFFER_USAGE_TRANSFER_DST_BIT, true);
-    barrier(d.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+    barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
     VkDeviceSize at = 0;
     for (auto& o : job.outputs) {
       VkBufferCopy region{0, at, o.size};
-      vkCmdCopyBuffer(d.cmd, o.buf, readback.buf, 1, &region);
+      vkCmdCopyBuffer(cmd, o.buf, readback.buf, 1, &region);
       at += o.size;
     }
-    barrier(d.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   } else {
-    barrier(d.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+    barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   }
-  d.submitAndWait();
+  sub.submitAndWait();
   VkDeviceSize at = 0;
   for (size_t k = 0; k < plan.chunks.size(); k++) {
     const Chunk& ch = plan.chunks[k];
@@ -687,9 +756,10 @@ BenchResult bench(VulkanDecoder& d, const uint8_t* bytes, size_t len, const Cont
   const Plan plan = planChunks(d, c, len);
   Job job;
   Buffer staging;
-  prepareJob(d, job, staging, bytes, len, c, plan);
+  d.begin();
+  prepareJob(d, d.cmd, job, staging, bytes, len, c, plan);
   BenchResult res;
-  res.dispatches = recordDecode(d, job, c, plan);
+  res.dispatches = recordDecode(d, d.cmd, job, c, plan);
   d.submitAndWait();  // uploads + one decode
   staging = Buffer();
   res.outputBytes = c.rows * c.cols * 4;
@@ -752,7 +822,7 @@ BenchResult bench(VulkanDecoder& d, const uint8_t* bytes, size_t len, const Cont
       if (rep) barrier(d.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                        VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT);
       if (variant == 0 || variant == 3) {
-        recordDecode(d, job, c, plan, variant == 3 ? d.decodeBaselinePipeline : d.decodePipeline);
+        recordDecode(d, d.cmd, job, c, plan, variant == 3 ? d.decodeBaselinePipeline : d.decodePipeline);
       } else if (variant == 1) {
         for (size_t k = 0; k < sources.size(); k++) {
           VkBufferCopy region{0, 0, sources[k].size};

@@ -47,7 +47,13 @@ class VulkanDecoder;
 // One decoder per device selection string ("" = default order or SGFP4_VULKAN_DEVICE).
 VulkanDecoder& decoderFor(const std::string& deviceSelection);
 DeviceInfo deviceInfo(VulkanDecoder& d);
-// Decodes `c` (parsed from bytes) into out (rows*cols floats).
+// Throws LIMIT_EXCEEDED when `c` cannot be split into dispatches that fit this device (the
+// check decodeInto makes first), so callers can fail before handing work to another thread.
+void checkDecodable(VulkanDecoder& d, const Container& c, size_t len);
+// Decodes `c` (parsed from bytes) into out (rows*cols floats). Safe to call from several
+// threads at once on the same decoder: each call records its own commands and waits on its own
+// fence; queue submissions are serialized. `bench` uses the decoder's shared command buffer and
+// must stay on one thread (the JS thread).
 void decodeInto(VulkanDecoder& d, const uint8_t* bytes, size_t len, const Container& c, float* out);
 BenchResult bench(VulkanDecoder& d, const uint8_t* bytes, size_t len, const Container& c, const BenchOptions& o);
 
