@@ -71,6 +71,180 @@ const centred = new Float64Array(4096);
 /** Middle-out order of the 16 candidates (see fitFp4Plain). */
 const SEARCH_ORDER = [5, 6, 4, 7, 3, 8, 2, 9, 1, 10, 0, 11, 12, 13, 14, 15];
 
+/** Smallest leaf (elements) for which the bucketed search is used; smaller leaves search exactly. */
+const BUCKET_MIN_N = 256;
+const MAX_BUCKETS = 256;
+const searchBits = new Int32Array(16);
+const bucketOf = new Uint16Array(4096);
+const bucketCount = new Int32Array(MAX_BUCKETS + 1);
+const bucketStart = new Int32Array(MAX_BUCKETS + 1);
+const bucketSum = new Float64Array(MAX_BUCKETS);
+const bucketSumSq = new Float64Array(MAX_BUCKETS);
+const bucketMin = new Float64Array(MAX_BUCKETS);
+const bucketMax = new Float64Array(MAX_BUCKETS);
+const bucketed = new Float64Array(4096);
+const estimate = new Float64Array(16);
+const slackOf = new Float64Array(16);
+const survivors = new Uint8Array(16);
+const allCandidates = new Uint8Array(16).fill(1);
+/**
+ * Bound on |computed search error - estimate| relative to n * (absmax + 8 S)^2, which bounds
+ * every term and partial sum of both computations. Both are sums of at most n + 2 * buckets
+ * + a few correctly rounded operations on such terms, so their rounding errors are below
+ * (n + 600) * 2^-53 * 4 < 3e-12 of it for n <= 4096; 1e-9 leaves a wide margin.
+ */
+const SLACK = 1e-9;
+
+/**
+ * The exact 22.7 scale search over the candidates marked in `consider`: for each, the squared
+ * error sum (x - S*q)^2 in index order; the least wins, the lowest k on ties. Candidates are
+ * tried middle-out so the running best is found early and later candidates stop as soon as
+ * their partial error exceeds it; the result is the same as trying k = 0..15 in order.
+ */
+function exactSearch(c: Float64Array, n: number, candidateBits: Int32Array, consider: Uint8Array): number {
+  let best = Infinity;
+  let bestK = -1;
+  let bestBits = 0;
+  for (const k of SEARCH_ORDER) {
+    const bits = candidateBits[k]!;
+    if (bits === 0 || consider[k] === 0) continue;
+    const S = halfToFloat(bits);
+    const inv = 1 / S;
+    let err = 0;
+    // the stop test runs once per chunk: same sums in the same order, fewer branches
+    for (let i0 = 0; i0 < n && err <= best; i0 += CHUNK) {
+      const end = i0 + CHUNK < n ? i0 + CHUNK : n;
+      for (let i = i0; i < end; i++) {
+        const x = c[i]!;
+        let q = Math.round(x * inv);
+        if (q > 7) q = 7;
+        else if (q < -8) q = -8;
+        const d = x - S * q;
+        err += d * d;
+      }
+    }
+    if (err < best || (err === best && k < bestK)) {
+      best = err;
+      bestK = k;
+      bestBits = bits;
+    }
+  }
+  return bestBits;
+}
+
+/**
+ * Decides the scale search without evaluating losing candidates. The centred values are
+ * bucketed once (count, sum, sum of squares, min, max per bucket). The code x -> clip(round(x/S))
+ * is monotone, so a bucket whose min and max get the same code q contributes exactly
+ * sum (x - S q)^2 = sum x^2 - 2 S q sum x + count (S q)^2; the few buckets that straddle a code
+ * boundary are summed element by element. That estimate differs from the index-order sum the
+ * exact search computes only by rounding, bounded by `slack`. A candidate whose estimate minus
+ * slack exceeds the smallest estimate plus slack cannot win. Returns k when exactly one
+ * candidate can win (no exact pass needed); otherwise -1, with `survivors` marking the ones that
+ * can, for the exact search.
+ */
+function bucketSearch(c: Float64Array, n: number, absmax: number, candidateBits: Int32Array): number {
+  const nb = n >= 4 * MAX_BUCKETS ? MAX_BUCKETS : n >> 2;
+  bucketCount.fill(0, 0, nb + 1);
+  bucketSum.fill(0, 0, nb);
+  bucketSumSq.fill(0, 0, nb);
+  bucketMin.fill(Infinity, 0, nb);
+  bucketMax.fill(-Infinity, 0, nb);
+  const toBucket = nb / (2 * absmax);
+  for (let i = 0; i < n; i++) {
+    const x = c[i]!;
+    // any bucket is correct (min/max are tracked); this one keeps buckets narrow
+    let b = Math.floor((x + absmax) * toBucket);
+    if (b >= nb) b = nb - 1;
+    else if (!(b >= 0)) b = 0;
+    bucketOf[i] = b;
+    bucketCount[b]!++;
+    bucketSum[b] = bucketSum[b]! + x;
+    bucketSumSq[b] = bucketSumSq[b]! + x * x;
+    if (x < bucketMin[b]!) bucketMin[b] = x;
+    if (x > bucketMax[b]!) bucketMax[b] = x;
+  }
+  let start = 0;
+  for (let b = 0; b < nb; b++) {
+    bucketStart[b] = start;
+    start += bucketCount[b]!;
+  }
+  bucketStart[nb] = start;
+  // counting sort: the members of bucket b are bucketed[bucketStart[b] .. bucketStart[b + 1])
+  for (let b = 0; b < nb; b++) bucketCount[b] = bucketStart[b]!;
+  for (let i = 0; i < n; i++) bucketed[bucketCount[bucketOf[i]!]!++] = c[i]!;
+
+  let bestUpper = Infinity;
+  for (let k = 0; k < 16; k++) {
+    const bits = candidateBits[k]!;
+    if (bits === 0) continue;
+    const S = halfToFloat(bits);
+    const inv = 1 / S;
+    let err = 0;
+    let runCode = 0;
+    let runCount = 0;
+    let runSum = 0;
+    let runSumSq = 0;
+    for (let b = 0; b < nb; b++) {
+      const lo = bucketStart[b]!;
+      const hi = bucketStart[b + 1]!;
+      if (lo === hi) continue;
+      let qa = Math.round(bucketMin[b]! * inv);
+      if (qa > 7) qa = 7;
+      else if (qa < -8) qa = -8;
+      let qb = Math.round(bucketMax[b]! * inv);
+      if (qb > 7) qb = 7;
+      else if (qb < -8) qb = -8;
+      if (qa === qb) {
+        if (qa !== runCode && runCount > 0) {
+          const sq = S * runCode;
+          err += runSumSq - 2 * sq * runSum + runCount * sq * sq;
+          runCount = 0;
+          runSum = 0;
+          runSumSq = 0;
+        }
+        runCode = qa;
+        runCount += hi - lo;
+        runSum += bucketSum[b]!;
+        runSumSq += bucketSumSq[b]!;
+      } else {
+        for (let i = lo; i < hi; i++) {
+          const x = bucketed[i]!;
+          let q = Math.round(x * inv);
+          if (q > 7) q = 7;
+          else if (q < -8) q = -8;
+          const d = x - S * q;
+          err += d * d;
+        }
+      }
+    }
+    if (runCount > 0) {
+      const sq = S * runCode;
+      err += runSumSq - 2 * sq * runSum + runCount * sq * sq;
+    }
+    const bound = absmax + 8 * S;
+    const slack = SLACK * n * bound * bound + 1e-300;
+    estimate[k] = err;
+    slackOf[k] = slack;
+    if (err + slack < bestUpper) bestUpper = err + slack;
+  }
+  let only = -1;
+  let count = 0;
+  for (let k = 0; k < 16; k++) {
+    const bits = candidateBits[k]!;
+    // equal bits give equal errors: the lowest k represents them
+    let duplicate = false;
+    for (let j = 0; j < k; j++) if (candidateBits[j] === bits) duplicate = true;
+    const can = bits !== 0 && !duplicate && estimate[k]! - slackOf[k]! <= bestUpper;
+    survivors[k] = can ? 1 : 0;
+    if (can) {
+      only = k;
+      count++;
+    }
+  }
+  return count === 1 ? only : -1;
+}
+
 /** Code sums a least-squares refit needs, gathered while the codes are assigned. */
 interface CodeSums {
   sq: number;
@@ -239,35 +413,13 @@ function fp4Plain(v: Float64Array, n: number, v2: boolean, sv: number): Fitted {
   let bestBits = 0;
   if (absmax > 0) {
     const s0 = absmax / 7;
-    let best = Infinity;
-    let bestK = -1;
-    // Candidates are tried middle-out so the running best is found early and later candidates
-    // stop as soon as their partial error exceeds it; ties still go to the lowest k, so the
-    // result is the same as trying k = 0..15 in order.
-    for (const k of SEARCH_ORDER) {
-      const bits = scaleToHalfBits(s0 * SCALE_MULTIPLIERS[k]!);
-      if (bits === 0) continue;
-      const S = halfToFloat(bits);
-      const inv = 1 / S;
-      let err = 0;
-      // the stop test runs once per chunk: same sums in the same order, fewer branches
-      for (let i0 = 0; i0 < n && err <= best; i0 += CHUNK) {
-        const end = i0 + CHUNK < n ? i0 + CHUNK : n;
-        for (let i = i0; i < end; i++) {
-          const x = c[i]!;
-          let q = Math.round(x * inv);
-          if (q > 7) q = 7;
-          else if (q < -8) q = -8;
-          const d = x - S * q;
-          err += d * d;
-        }
-      }
-      if (err < best || (err === best && k < bestK)) {
-        best = err;
-        bestK = k;
-        bestBits = bits;
-      }
-    }
+    const candidateBits = searchBits;
+    for (let k = 0; k < 16; k++) candidateBits[k] = scaleToHalfBits(s0 * SCALE_MULTIPLIERS[k]!);
+    // The bucket estimate needs finite values and enough of them to pay for the bucketing.
+    const bucketed = n >= BUCKET_MIN_N && absmax < Infinity;
+    const onlyCandidate = bucketed ? bucketSearch(c, n, absmax, candidateBits) : -1;
+    // the exact search decides between the candidates the estimate could not separate
+    bestBits = onlyCandidate >= 0 ? candidateBits[onlyCandidate]! : exactSearch(c, n, candidateBits, bucketed ? survivors : allCandidates);
   }
   return assignAndMeasure(v, n, MODE_FP4, bestBits, biasBits, new Int8Array(n));
 }
