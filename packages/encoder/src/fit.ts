@@ -83,6 +83,15 @@ const bucketSumSq = new Float64Array(MAX_BUCKETS);
 const bucketMin = new Float64Array(MAX_BUCKETS);
 const bucketMax = new Float64Array(MAX_BUCKETS);
 const bucketed = new Float64Array(4096);
+/** The same buckets in terms of the leaf's values w (for the refit rounds, whose bias moves). */
+const bucketedW = new Float64Array(4096);
+const bucketSumW = new Float64Array(MAX_BUCKETS);
+const bucketSumWW = new Float64Array(MAX_BUCKETS);
+const bucketMinW = new Float64Array(MAX_BUCKETS);
+const bucketMaxW = new Float64Array(MAX_BUCKETS);
+/** bucket count of the leaf the buckets were built for (0: none) and its largest |w| */
+let bucketLeafCount = 0;
+let bucketLeafAbsMax = 0;
 const estimate = new Float64Array(16);
 const slackOf = new Float64Array(16);
 const survivors = new Uint8Array(16);
@@ -143,15 +152,23 @@ function exactSearch(c: Float64Array, n: number, candidateBits: Int32Array, cons
  * candidate can win (no exact pass needed); otherwise -1, with `survivors` marking the ones that
  * can, for the exact search.
  */
-function bucketSearch(c: Float64Array, n: number, absmax: number, candidateBits: Int32Array): number {
+function bucketSearch(v: Float64Array, c: Float64Array, n: number, absmax: number, candidateBits: Int32Array): number {
   const nb = n >= 4 * MAX_BUCKETS ? MAX_BUCKETS : n >> 2;
   bucketCount.fill(0, 0, nb + 1);
   bucketSum.fill(0, 0, nb);
   bucketSumSq.fill(0, 0, nb);
   bucketMin.fill(Infinity, 0, nb);
   bucketMax.fill(-Infinity, 0, nb);
+  bucketSumW.fill(0, 0, nb);
+  bucketSumWW.fill(0, 0, nb);
+  bucketMinW.fill(Infinity, 0, nb);
+  bucketMaxW.fill(-Infinity, 0, nb);
   const toBucket = nb / (2 * absmax);
+  let wAbsMax = 0;
   for (let i = 0; i < n; i++) {
+    const w = v[i]!;
+    const aw = w < 0 ? -w : w;
+    if (aw > wAbsMax) wAbsMax = aw;
     const x = c[i]!;
     // any bucket is correct (min/max are tracked); this one keeps buckets narrow
     let b = Math.floor((x + absmax) * toBucket);
@@ -163,6 +180,10 @@ function bucketSearch(c: Float64Array, n: number, absmax: number, candidateBits:
     bucketSumSq[b] = bucketSumSq[b]! + x * x;
     if (x < bucketMin[b]!) bucketMin[b] = x;
     if (x > bucketMax[b]!) bucketMax[b] = x;
+    bucketSumW[b] = bucketSumW[b]! + w;
+    bucketSumWW[b] = bucketSumWW[b]! + w * w;
+    if (w < bucketMinW[b]!) bucketMinW[b] = w;
+    if (w > bucketMaxW[b]!) bucketMaxW[b] = w;
   }
   let start = 0;
   for (let b = 0; b < nb; b++) {
@@ -172,7 +193,13 @@ function bucketSearch(c: Float64Array, n: number, absmax: number, candidateBits:
   bucketStart[nb] = start;
   // counting sort: the members of bucket b are bucketed[bucketStart[b] .. bucketStart[b + 1])
   for (let b = 0; b < nb; b++) bucketCount[b] = bucketStart[b]!;
-  for (let i = 0; i < n; i++) bucketed[bucketCount[bucketOf[i]!]!++] = c[i]!;
+  for (let i = 0; i < n; i++) {
+    const at = bucketCount[bucketOf[i]!]!++;
+    bucketed[at] = c[i]!;
+    bucketedW[at] = v[i]!;
+  }
+  bucketLeafCount = nb;
+  bucketLeafAbsMax = wAbsMax;
 
   let bestUpper = Infinity;
   for (let k = 0; k < 16; k++) {
@@ -403,6 +430,7 @@ function fp4Plain(v: Float64Array, n: number, v2: boolean, sv: number): Fitted {
   const biasBits = biasToHalfBits(sv / n, v2);
   const B = halfToFloat(biasBits);
   const c = centred;
+  bucketLeafCount = 0; // the buckets (if any) will describe this leaf
   let absmax = 0;
   for (let i = 0; i < n; i++) {
     const x = v[i]! - B;
@@ -416,10 +444,10 @@ function fp4Plain(v: Float64Array, n: number, v2: boolean, sv: number): Fitted {
     const candidateBits = searchBits;
     for (let k = 0; k < 16; k++) candidateBits[k] = scaleToHalfBits(s0 * SCALE_MULTIPLIERS[k]!);
     // The bucket estimate needs finite values and enough of them to pay for the bucketing.
-    const bucketed = n >= BUCKET_MIN_N && absmax < Infinity;
-    const onlyCandidate = bucketed ? bucketSearch(c, n, absmax, candidateBits) : -1;
+    const useBuckets = n >= BUCKET_MIN_N && absmax < Infinity;
+    const onlyCandidate = useBuckets ? bucketSearch(v, c, n, absmax, candidateBits) : -1;
     // the exact search decides between the candidates the estimate could not separate
-    bestBits = onlyCandidate >= 0 ? candidateBits[onlyCandidate]! : exactSearch(c, n, candidateBits, bucketed ? survivors : allCandidates);
+    bestBits = onlyCandidate >= 0 ? candidateBits[onlyCandidate]! : exactSearch(c, n, candidateBits, useBuckets ? survivors : allCandidates);
   }
   return assignAndMeasure(v, n, MODE_FP4, bestBits, biasBits, new Int8Array(n));
 }
@@ -471,6 +499,120 @@ function refit(v: Float64Array, n: number, start: Fitted, v2: boolean, maxIterat
   return cur;
 }
 
+/** A refit round's sums estimated from the buckets; sse and sqv are within sseSlack / sqvSlack of the exact pass. */
+interface RoundEstimate {
+  sse: number;
+  sseSlack: number;
+  sq: number;
+  sqq: number;
+  sqv: number;
+  sqvSlack: number;
+}
+
+/**
+ * The sums assignAndMeasure would compute for stored S and B, from the buckets: the code is
+ * monotone in w, so a bucket whose smallest and largest w get the same code q adds exactly
+ * count * q, count * q^2, q * sum w and sum (w - d)^2 with d = fround(S q + B) its decoded
+ * value; buckets straddling a code boundary are summed element by element. sq and sqq are
+ * exact (integers); sse and sqv differ from the index-order sums only by rounding.
+ */
+function estimateRound(n: number, mode: Mode, S: number, B: number): RoundEstimate {
+  const nb = bucketLeafCount;
+  const fp4 = mode === MODE_FP4;
+  const inv = 1 / S;
+  const tau = S * 0.5;
+  let sse = 0;
+  let sq = 0;
+  let sqq = 0;
+  let sqv = 0;
+  for (let b = 0; b < nb; b++) {
+    const lo = bucketStart[b]!;
+    const hi = bucketStart[b + 1]!;
+    if (lo === hi) continue;
+    const qa = fp4 ? fp4Code(bucketMinW[b]!, B, inv) : t158Code(bucketMinW[b]!, B, tau);
+    const qb = fp4 ? fp4Code(bucketMaxW[b]!, B, inv) : t158Code(bucketMaxW[b]!, B, tau);
+    if (qa === qb) {
+      const d = Math.fround(S * qa + B);
+      const count = hi - lo;
+      const sw = bucketSumW[b]!;
+      sse += bucketSumWW[b]! - 2 * d * sw + count * d * d;
+      sq += qa * count;
+      sqq += qa * qa * count;
+      sqv += qa * sw;
+    } else {
+      for (let i = lo; i < hi; i++) {
+        const w = bucketedW[i]!;
+        const q = fp4 ? fp4Code(w, B, inv) : t158Code(w, B, tau);
+        const e = w - Math.fround(S * q + B);
+        sse += e * e;
+        sq += q;
+        sqq += q * q;
+        sqv += q * w;
+      }
+    }
+  }
+  // every term and partial sum of both computations is bounded by these (|d| <= |B| + 8 S, rounded up)
+  const bound = (bucketLeafAbsMax + (B < 0 ? -B : B) + 8 * S) * 1.001;
+  return { sse, sseSlack: SLACK * n * bound * bound + 1e-300, sq, sqq, sqv, sqvSlack: SLACK * n * 8 * bound + 1e-300 };
+}
+
+function fp4Code(w: number, B: number, inv: number): number {
+  const q = Math.round((w - B) * inv);
+  return q > 7 ? 7 : q < -8 ? -8 : q;
+}
+
+function t158Code(w: number, B: number, tau: number): number {
+  const c = w - B;
+  return c > tau ? 1 : c < -tau ? -1 : 0;
+}
+
+/**
+ * The refit rounds of `refit`, decided on bucket estimates where the rounding slack cannot
+ * change a decision (the stored scale's FP16 rounding, whether the error drops); the exact
+ * pass then runs once, for the parameters kept. Where an estimate is too close to call, the
+ * current parameters are measured exactly and `refit` continues from there, so the result is
+ * always the one `refit` gives.
+ */
+function refitFromBuckets(v: Float64Array, n: number, start: Fitted, v2: boolean, maxIterations: number, sv: number): Fitted {
+  const mode = start.mode;
+  let scaleBits = start.scaleBits;
+  let biasBits = start.biasBits;
+  let { sq, sqq, sqv } = start;
+  let sqvSlack = 0;
+  let sse = start.sse;
+  let sseSlack = 0;
+  let moved = false;
+  let it = 0;
+  let undecided = false;
+  for (; it < maxIterations; it++) {
+    const den = n * sqq - sq * sq; // integers: exact
+    if (!(den > 0)) break;
+    // S is monotone in sqv, and its FP16 rounding is monotone in S
+    const sLow = (n * (sqv - sqvSlack) - sq * sv) / den;
+    const sHigh = (n * (sqv + sqvSlack) - sq * sv) / den;
+    if (!(sHigh > 0)) break;
+    const nextScaleBits = scaleToHalfBits(sLow);
+    if (!(sLow > 0) || nextScaleBits !== scaleToHalfBits(sHigh)) {
+      undecided = true;
+      break;
+    }
+    const nextBiasBits = biasToHalfBits((sv - halfToFloat(nextScaleBits) * sq) / n, v2);
+    if (nextScaleBits === scaleBits && nextBiasBits === biasBits) break;
+    const next = estimateRound(n, mode, halfToFloat(nextScaleBits), halfToFloat(nextBiasBits));
+    if (next.sse - next.sseSlack >= sse + sseSlack) break; // certainly not lower: refit stops here
+    if (!(next.sse + next.sseSlack < sse - sseSlack)) {
+      undecided = true;
+      break;
+    }
+    scaleBits = nextScaleBits;
+    biasBits = nextBiasBits;
+    ({ sq, sqq, sqv, sse, sseSlack, sqvSlack } = next);
+    moved = true;
+  }
+  const cur = moved ? assignAndMeasure(v, n, mode, scaleBits, biasBits, new Int8Array(n)) : start;
+  return undecided ? refit(v, n, cur, v2, maxIterations - it, sv) : cur;
+}
+
 function withLwe(v: Float64Array, n: number, size: number, c: Candidate): Candidate {
   measure(v, n, c.codes, c.scaleBits, c.biasBits);
   c.lwe = laplacianWeightedError(errScratch, size);
@@ -484,8 +626,10 @@ export function fitLeaf(v: Float64Array, size: number, o: FitOptions): LeafFit {
   let fp4: Candidate = fp4Plain(v, n, o.v2, sv);
   let t158: Candidate = t158Plain(v, n, o.v2, sv);
   if (o.refit) {
-    fp4 = refit(v, n, fp4 as Fitted, o.v2, o.maxRefitIterations, sv);
-    t158 = refit(v, n, t158 as Fitted, o.v2, o.maxRefitIterations, sv);
+    // the buckets fp4Plain built for this leaf (if it did) serve both modes' refits
+    const refitLeaf = bucketLeafCount > 0 ? refitFromBuckets : refit;
+    fp4 = refitLeaf(v, n, fp4 as Fitted, o.v2, o.maxRefitIterations, sv);
+    t158 = refitLeaf(v, n, t158 as Fitted, o.v2, o.maxRefitIterations, sv);
   }
   withLwe(v, n, size, fp4);
   withLwe(v, n, size, t158);

@@ -1,6 +1,8 @@
 import { MODE_FP4, MODE_T158, halfToFloat } from "@sgfp4/format";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_FIT_OPTIONS, SCALE_MULTIPLIERS, fitFp4Plain, fitLeaf, fitT158Plain } from "../src/fit.js";
+import { DEFAULT_FIT_OPTIONS, SCALE_MULTIPLIERS, fitFp4Plain, fitLeaf, fitT158Plain, refitCandidate } from "../src/fit.js";
+import { biasToHalfBits, scaleToHalfBits } from "../src/half.js";
+import { synthetic, type Family } from "../src/random.js";
 
 const opts = (o: Partial<typeof DEFAULT_FIT_OPTIONS> & { v2?: boolean } = {}) => ({ ...DEFAULT_FIT_OPTIONS, v2: false, ...o });
 
@@ -95,5 +97,96 @@ describe("T158 fitting and selection", () => {
     const f = fitLeaf(v, 8, opts({ v2: true, refit: false }));
     expect(f.t158.biasBits).toBe(0x3c20); // nearest masked value of the mean
     expect(f.fp4.biasBits & 0xf).toBe(0);
+  });
+});
+
+/** The 22.7 scale search written out directly: every candidate k = 0..15, error summed in index order, lowest k on ties. */
+function referenceScaleBits(v: Float64Array, n: number, v2: boolean): number {
+  let sv = 0;
+  for (let i = 0; i < n; i++) sv += v[i]!;
+  const B = halfToFloat(biasToHalfBits(sv / n, v2));
+  let absmax = 0;
+  for (let i = 0; i < n; i++) absmax = Math.max(absmax, Math.abs(v[i]! - B));
+  if (!(absmax > 0)) return 0;
+  let best = Infinity;
+  let bestBits = 0;
+  for (let k = 0; k < 16; k++) {
+    const bits = scaleToHalfBits((absmax / 7) * SCALE_MULTIPLIERS[k]!);
+    if (bits === 0) continue;
+    const S = halfToFloat(bits);
+    let err = 0;
+    for (let i = 0; i < n; i++) {
+      const x = v[i]! - B;
+      const q = Math.min(7, Math.max(-8, Math.round(x * (1 / S))));
+      const d = x - S * q;
+      err += d * d;
+    }
+    if (err < best) {
+      best = err;
+      bestBits = bits;
+    }
+  }
+  return bestBits;
+}
+
+const FAMILIES: Family[] = ["gaussian", "laplacian", "student-t", "row-scale", "low-rank", "sparse"];
+
+describe("FP4 scale search (bucketed estimate, exact passes only where it cannot decide)", () => {
+  it("picks the same candidate as trying all 16 exactly, on many leaves of every family and size", () => {
+    let leaves = 0;
+    for (const family of FAMILIES) {
+      const data = synthetic(family, 64, 192, 3);
+      for (const size of [16, 32, 64]) {
+        for (let c0 = 0; c0 + size <= 192; c0 += size) {
+          const v = new Float64Array(size * size);
+          for (let r = 0; r < size; r++) for (let c = 0; c < size; c++) v[r * size + c] = data[r * 192 + c0 + c]!;
+          for (const v2 of [false, true]) {
+            expect(fitFp4Plain(v, size * size, v2).scaleBits).toBe(referenceScaleBits(v, size * size, v2));
+            leaves++;
+          }
+        }
+      }
+    }
+    expect(leaves).toBeGreaterThan(100);
+  });
+  it("exact grids (error 0), values on code boundaries, huge and tiny magnitudes", () => {
+    const n = 4096;
+    const cases: Float64Array[] = [];
+    cases.push(affine(n, 0.125, 0.5, [-8, -7, -3, 0, 1, 2, 5, 7]).v);
+    // every value halfway between two codes of S = 1 (Math.round ties toward +inf)
+    cases.push(Float64Array.from({ length: n }, (_, i) => (i % 15) - 7 + 0.5));
+    cases.push(Float64Array.from({ length: n }, (_, i) => (i % 2 === 0 ? 1e30 : -1e30) * ((i % 7) + 1)));
+    cases.push(Float64Array.from({ length: n }, (_, i) => (i % 5) * 1e-7));
+    cases.push(Float64Array.from({ length: n }, (_, i) => (i === 17 ? 100 : (i % 3) - 1)));
+    for (const v of cases) for (const v2 of [false, true]) expect(fitFp4Plain(v, n, v2).scaleBits).toBe(referenceScaleBits(v, n, v2));
+  });
+});
+
+describe("refit rounds decided on bucket estimates", () => {
+  it("give the same parameters, codes and errors as the exact rounds (refitCandidate)", () => {
+    let moved = 0;
+    for (const family of FAMILIES) {
+      const data = synthetic(family, 64, 128, 9);
+      for (const size of [16, 32, 64]) {
+        for (let c0 = 0; c0 + size <= 128; c0 += size) {
+          const v = new Float64Array(size * size);
+          for (let r = 0; r < size; r++) for (let c = 0; c < size; c++) v[r * size + c] = data[r * 128 + c0 + c]!;
+          const n = size * size;
+          for (const v2 of [false, true]) {
+            const leaf = fitLeaf(v, size, opts({ v2 }));
+            for (const [got, plain] of [
+              [leaf.fp4, fitFp4Plain(v, n, v2)],
+              [leaf.t158, fitT158Plain(v, n, v2)],
+            ] as const) {
+              const want = refitCandidate(v, n, plain, v2, DEFAULT_FIT_OPTIONS.maxRefitIterations);
+              expect([got.scaleBits, got.biasBits, got.sse, got.maxAbsError]).toEqual([want.scaleBits, want.biasBits, want.sse, want.maxAbsError]);
+              expect(Array.from(got.codes)).toEqual(Array.from(want.codes));
+              if (want.scaleBits !== plain.scaleBits || want.biasBits !== plain.biasBits) moved++;
+            }
+          }
+        }
+      }
+    }
+    expect(moved).toBeGreaterThan(50); // the refit did change parameters, so the rounds were exercised
   });
 });
