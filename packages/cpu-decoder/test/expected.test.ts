@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { LAYOUT, halfToFloat, writeV1, writeV2, float32Bits } from "@sgfp4/format";
 import { decode, decodeInto, decodeReference } from "../src/index.js";
 import { decodeParallel } from "../src/parallel.js";
-import { bitsOf } from "./helpers.js";
+import { bitsOf } from "@sgfp4/testkit";
 
 const expectedBits = (scaleBits: number, code: number, biasBits: number) =>
   float32Bits(Math.fround(halfToFloat(scaleBits) * code + halfToFloat(biasBits)));

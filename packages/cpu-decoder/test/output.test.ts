@@ -1,10 +1,12 @@
 // createOutput: arrays in the kernel's memory that decodeInto fills in place.
-// Expected values come from decodeReference (tested separately against hand-computed values) and,
+// Expected values come from decodeReference (tested separately against hand-computed values), from
+// the output @sgfp4/testkit knows from construction and,
 // for one case, from the codes, scale and bias chosen here.
 import { describe, expect, it, vi } from "vitest";
 import { LAYOUT, Sgfp4Error, float32Bits, halfToFloat, writeV1, writeV2 } from "@sgfp4/format";
 import { createOutput, decode, decodeInto, decodeReference, isKernelOutput } from "../src/index.js";
-import { SHAPES, bitsOf, firstBitDifference, prng, randomV1, randomV2 } from "./helpers.js";
+import { Rng, bitsOf, firstBitDifference, generateValid } from "@sgfp4/testkit";
+import { SHAPES } from "./helpers.js";
 
 function codeOf(run: () => unknown): string {
   try {
@@ -25,7 +27,7 @@ describe("createOutput + decodeInto (kernel writes in place)", () => {
     expect(isKernelOutput(out)).toBe(true);
     expect(isKernelOutput(new Float32Array(65 * 63))).toBe(false);
     // decode() still returns a plain, independent array
-    const bytes = randomV1(prng(1), [65, 63]);
+    const bytes = generateValid(new Rng(1), { profile: "v1", shape: [65, 63] }).bytes;
     const a = decode(bytes, { profile: "v1", shape: [65, 63] });
     const b = decode(bytes, { profile: "v1", shape: [65, 63] });
     expect(isKernelOutput(a)).toBe(false);
@@ -50,14 +52,15 @@ describe("createOutput + decodeInto (kernel writes in place)", () => {
   for (const profile of ["v1", "v2"] as const) {
     it(`${profile}: identical bits to decodeReference for every test shape, output reused across calls`, () => {
       for (const shape of SHAPES) {
-        const rnd = prng(shape[0] * 31 + shape[1] + (profile === "v2" ? 7 : 0));
+        const rnd = new Rng(shape[0] * 31 + shape[1] + (profile === "v2" ? 7 : 0));
         const out = createOutput(shape);
         const buffer = out.buffer;
         for (let round = 0; round < 3; round++) {
-          const bytes = profile === "v1" ? randomV1(rnd, shape) : randomV2(rnd, shape);
+          const { bytes, expected } = generateValid(rnd, { profile, shape });
           const opts = { profile, shape };
           decodeInto(bytes, opts, out);
           expect(firstBitDifference(out, decodeReference(bytes, opts))).toBe(-1);
+          expect(firstBitDifference(out, expected)).toBe(-1);
           // same array, same memory, never detached
           expect(out.buffer).toBe(buffer);
           expect(out.length).toBe(shape[0] * shape[1]);
@@ -68,11 +71,11 @@ describe("createOutput + decodeInto (kernel writes in place)", () => {
 
   it("one output serves v1 and v2 containers of its shape in turn", () => {
     const shape = [130, 70] as const;
-    const rnd = prng(77);
+    const rnd = new Rng(77);
     const out = createOutput(shape);
     for (let i = 0; i < 4; i++) {
       const profile = i % 2 ? "v2" : "v1";
-      const bytes = profile === "v1" ? randomV1(rnd, shape) : randomV2(rnd, shape);
+      const bytes = generateValid(rnd, { profile, shape }).bytes;
       decodeInto(bytes, { profile: "auto", shape }, out);
       expect(firstBitDifference(out, decodeReference(bytes, { profile, shape }))).toBe(-1);
     }
@@ -84,7 +87,7 @@ describe("createOutput + decodeInto (kernel writes in place)", () => {
     const view = backing.subarray(100, 200);
     expect(isKernelOutput(view)).toBe(true);
     const shape = [1, 100] as const;
-    const bytes = randomV2(prng(3), shape);
+    const bytes = generateValid(new Rng(3), { profile: "v2", shape }).bytes;
     decodeInto(bytes, { profile: "v2", shape }, view);
     expect(firstBitDifference(view, decodeReference(bytes, { profile: "v2", shape }))).toBe(-1);
     expect([...backing.subarray(0, 100), ...backing.subarray(200)].every((x) => x === 7)).toBe(true);
@@ -102,7 +105,7 @@ describe("createOutput + decodeInto (kernel writes in place)", () => {
 
   it("a stream that lies inside the output's own memory decodes (inputs are copied before the kernel writes)", () => {
     const shape = [64, 64] as const;
-    const bytes = randomV1(prng(11), shape);
+    const bytes = generateValid(new Rng(11), { profile: "v1", shape }).bytes;
     const reference = decodeReference(bytes, { profile: "v1", shape });
     const out = createOutput(shape);
     const inside = new Uint8Array(out.buffer, out.byteOffset, bytes.length); // overlaps the output region
@@ -125,7 +128,7 @@ describe("createOutput + decodeInto (kernel writes in place)", () => {
     } finally {
       memorySpy.mockRestore();
     }
-    const bytes = randomV1(prng(2), [64, 128]);
+    const bytes = generateValid(new Rng(2), { profile: "v1", shape: [64, 128] }).bytes;
     const wrongShape = createOutput([64, 64]);
     expect(codeOf(() => decodeInto(bytes, { profile: "v1", shape: [64, 128] }, wrongShape))).toBe("INVALID_ARGUMENT");
     const out = createOutput([64, 128]);

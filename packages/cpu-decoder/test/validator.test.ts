@@ -8,9 +8,8 @@ import { describe, expect, it } from "vitest";
 import { parse, tiling, type Container } from "@sgfp4/format";
 import { validatedLeafTable } from "../src/kernel.js";
 import { createOutput, decode, decodeInto } from "../src/index.js";
-import { generateValid } from "../../../tools/fuzz/src/generate.js";
+import { Rng, generateValid } from "@sgfp4/testkit";
 import { mutate } from "../../../tools/fuzz/src/mutate.js";
-import { Rng } from "../../../tools/fuzz/src/prng.js";
 
 type Profile = "v1" | "v2";
 

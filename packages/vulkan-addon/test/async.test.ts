@@ -9,7 +9,7 @@ import { fileURLToPath } from "node:url";
 import { MODE_FP4, isSgfp4Error, writeV1, type Shape } from "@sgfp4/format";
 import { describe, expect, it } from "vitest";
 import { createConformanceBackend, decode, decodeAsync, decodeIntoAsync, nativeAddon } from "../src/index.js";
-import { expectValue, firstBitDifference, randomV1, randomV2, rng } from "./construct.js";
+import { Rng, firstBitDifference, generateValid, weightValue } from "@sgfp4/testkit";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const SHAPES: Shape[] = [[1, 1], [3, 200], [65, 63], [130, 70], [64, 64], [200, 129], [1, 257], [128, 1]];
@@ -17,9 +17,10 @@ const SHAPES: Shape[] = [[1, 1], [3, 200], [65, 63], [130, 70], [64, 64], [200, 
 describe("decodeAsync matches construction and the synchronous decode bit for bit", () => {
   for (let seed = 101; seed <= 112; seed++) {
     it(`random containers, seed ${seed}`, async () => {
-      const r = rng(seed);
+      const r = new Rng(seed);
       const shape = SHAPES[seed % SHAPES.length]!;
-      for (const [profile, built] of [["v1", randomV1(r, shape)], ["v2", randomV2(r, shape)]] as const) {
+      for (const profile of ["v1", "v2"] as const) {
+        const built = generateValid(r, { profile, shape });
         const got = await decodeAsync(built.bytes, { profile, shape });
         expect(firstBitDifference(got, built.expected)).toBe(-1);
         expect(firstBitDifference(got, decode(built.bytes, { profile, shape }))).toBe(-1);
@@ -31,7 +32,7 @@ describe("decodeAsync matches construction and the synchronous decode bit for bi
   }
 
   it("the input is copied: overwriting bytes right after the call does not change the result", async () => {
-    const built = randomV2(rng(5), [130, 70]);
+    const built = generateValid(new Rng(5), { profile: "v2", shape: [130, 70] });
     const bytes = built.bytes.slice();
     const pending = decodeAsync(bytes, { profile: "v2", shape: [130, 70] });
     bytes.fill(0xff);
@@ -80,11 +81,11 @@ describe("golden vectors through decodeAsync", () => {
 
 describe("concurrency", () => {
   it("8 concurrent decodeAsync calls give the same bits as construction and the synchronous decode", async () => {
-    const r = rng(42);
+    const r = new Rng(42);
     const jobs = Array.from({ length: 8 }, (_, k) => {
       const shape = ([[300, 257], [130, 70], [65, 63], [512, 512]] as Shape[])[k % 4]!;
       const profile = k % 2 ? "v2" : "v1";
-      return { shape, profile, built: profile === "v1" ? randomV1(r, shape) : randomV2(r, shape) } as const;
+      return { shape, profile, built: generateValid(r, { profile, shape }) } as const;
     });
     const results = await Promise.all(jobs.map((j) => decodeAsync(j.built.bytes, { profile: j.profile, shape: j.shape })));
     results.forEach((got, k) => {
@@ -95,8 +96,8 @@ describe("concurrency", () => {
   });
 
   it("a synchronous decode between queued async ones is unaffected", async () => {
-    const r = rng(43);
-    const a = randomV2(r, [256, 256]), b = randomV1(r, [130, 70]);
+    const r = new Rng(43);
+    const a = generateValid(r, { profile: "v2", shape: [256, 256] }), b = generateValid(r, { profile: "v1", shape: [130, 70] });
     const pending = [1, 2, 3, 4].map(() => decodeAsync(a.bytes, { profile: "v2", shape: [256, 256] }));
     expect(firstBitDifference(decode(b.bytes, { profile: "v1", shape: [130, 70] }), b.expected)).toBe(-1);
     for (const got of await Promise.all(pending)) expect(firstBitDifference(got, a.expected)).toBe(-1);
@@ -128,7 +129,7 @@ describe("the event loop stays responsive", () => {
     for (let y = 0; y < 4096; y += 61) {
       for (let x = 0; x < 4096; x += 7) {
         const b = (y >> 6) * 64 + (x >> 6);
-        if (got[y * 4096 + x] !== expectValue(scaleOf(b), biasOf(b), codes[(y & 63) * 64 + (x & 63)]!)) bad++;
+        if (got[y * 4096 + x] !== weightValue(scaleOf(b), biasOf(b), codes[(y & 63) * 64 + (x & 63)]!)) bad++;
       }
     }
     expect(bad).toBe(0);
@@ -137,7 +138,7 @@ describe("the event loop stays responsive", () => {
 });
 
 describe("rejections carry their codes", () => {
-  const built = randomV1(rng(9), [3, 200]);
+  const built = generateValid(new Rng(9), { profile: "v1", shape: [3, 200] });
   const opts = { profile: "v1" as const, shape: [3, 200] as Shape };
   const codeOf = (p: Promise<unknown>) =>
     p.then(

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { MODE_FP4, MODE_T158, Sgfp4Error, isSgfp4Error, writeV1, writeV2, type Shape } from "@sgfp4/format";
 import { describe, expect, it } from "vitest";
 import { createConformanceBackend, decode, decodeInto, info, nativeAddon } from "../src/index.js";
-import { expectValue, firstBitDifference, randomV1, randomV2, rng, treeLeaves } from "./construct.js";
+import { Rng, firstBitDifference, generateValid, treeLeaves, weightValue } from "@sgfp4/testkit";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const bits = (f: Float32Array) => Array.from(new Uint32Array(f.buffer, f.byteOffset, f.length));
@@ -61,7 +61,7 @@ describe("hand-built containers, expected values from construction", () => {
     const bytes = writeV2({ shape: [64, 64], records: [{ layout: 4, tree, leaves }] });
     const out = decode(bytes, { profile: "v2", shape: [64, 64] });
     geometry.forEach((g, k) => {
-      const want = expectValue(0x3c00, leaves[k]!.biasBits, (k % 15) - 7);
+      const want = weightValue(0x3c00, leaves[k]!.biasBits, (k % 15) - 7);
       expect(out[(g.y + g.size - 1) * 64 + g.x]).toBe(want);
       expect(out[g.y * 64 + g.x + g.size - 1]).toBe(want);
     });
@@ -76,8 +76,9 @@ describe("hand-built containers, expected values from construction", () => {
 
   for (const shape of [[1, 1], [3, 200], [65, 63], [130, 70]] as Shape[]) {
     it(`crops ${shape.join("x")} (v1 and v2) bit-exactly`, () => {
-      const r = rng(shape[0] * 1000 + shape[1]);
-      for (const [profile, built] of [["v1", randomV1(r, shape)], ["v2", randomV2(r, shape)]] as const) {
+      const r = new Rng(shape[0] * 1000 + shape[1]);
+      for (const profile of ["v1", "v2"] as const) {
+        const built = generateValid(r, { profile, shape });
         const out = decode(built.bytes, { profile, shape });
         expect(firstBitDifference(out, built.expected)).toBe(-1);
       }
@@ -85,7 +86,7 @@ describe("hand-built containers, expected values from construction", () => {
   }
 
   it("decodeInto writes into the caller's array and checks its length", () => {
-    const built = randomV2(rng(7), [65, 63]);
+    const built = generateValid(new Rng(7), { profile: "v2", shape: [65, 63] });
     const out = new Float32Array(65 * 63).fill(NaN);
     expect(decodeInto(built.bytes, { profile: "v2", shape: [65, 63] }, out)).toBe(out);
     expect(firstBitDifference(out, built.expected)).toBe(-1);
@@ -140,7 +141,7 @@ describe("conformance backend", () => {
     expect(b.name).toBe("vulkan");
     const a = await b.available();
     expect(a.ok).toBe(true);
-    const built = randomV1(rng(3), [3, 200]);
+    const built = generateValid(new Rng(3), { profile: "v1", shape: [3, 200] });
     expect(firstBitDifference(await b.decode(built.bytes, { profile: "v1", shape: [3, 200] }), built.expected)).toBe(-1);
     await expect(b.decode(built.bytes.subarray(1), { profile: "v1", shape: [3, 200] })).rejects.toMatchObject({ name: "Sgfp4Error", code: "SIZE_MISMATCH" });
   });

@@ -7,8 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LAYOUT, Sgfp4Error, bitsToFloat32, float32Bits, halfToFloat, parse, writeV1, writeV2, type Shape } from "@sgfp4/format";
 import { WebGpuDecoder } from "../src/decoder.js";
 import { requestDevice } from "../src/gpu.js";
-import { firstBitDifference, referenceDecode } from "./reference.js";
-import { randomV1, randomV2, rng } from "./random.js";
+import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
+import { referenceDecode } from "./reference.js";
 
 const got = await requestDevice();
 const noGpu = "error" in got ? got.error : undefined;
@@ -129,11 +129,14 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
   it("random containers: bit-identical to the reference decode, plain and chunked", async () => {
     let n = 0;
     for (let seed = 1; seed <= 36; seed++) {
-      const r = rng(seed);
+      const r = new Rng(seed);
       const shape = SHAPES[seed % SHAPES.length]!;
       const profile = seed % 2 ? "v1" : "v2";
-      const bytes = profile === "v1" ? randomV1(r, shape) : randomV2(r, shape);
+      const built = generateValid(r, { profile, shape });
+      const bytes = built.bytes;
       const expected = referenceDecode(bytes, parse(bytes, { profile, shape }));
+      // the reference itself against the output known from construction
+      expect(firstBitDifference(expected, built.expected)).toBe(-1);
       const decoders = seed % 3 === 0 ? [plain, tinyChunks, marking] : seed % 3 === 1 ? [plain, rowChunks, markingChunks] : [plain, compacted, unified, unifiedChunks];
       for (const d of decoders) {
         const out = await d.decode(bytes, { profile, shape });
@@ -146,7 +149,7 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
   });
 
   it("picks the kernel by layout: one leaf per macroblock needs no cell table", () => {
-    const v1 = randomV1(rng(5), [130, 70]);
+    const v1 = generateValid(new Rng(5), { profile: "v1", shape: [130, 70] }).bytes;
     const one = plain.prepare(v1, { profile: "v1", shape: [130, 70] });
     expect([one.variant, one.cells]).toEqual(["single", undefined]);
     one.destroy();
@@ -161,7 +164,7 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
 
   it("decodes into a caller's GPU buffer at an offset, which stays on the device", async () => {
     const shape: Shape = [130, 70];
-    const bytes = randomV2(rng(99), shape);
+    const bytes = generateValid(new Rng(99), { profile: "v2", shape }).bytes;
     const expected = referenceDecode(bytes, parse(bytes, { profile: "v2", shape }));
     const size = 512 + 130 * 70 * 4;
     const target = device!.createBuffer({ size, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST });
@@ -177,13 +180,13 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
     const shape: Shape = [65, 63];
     let rejected = 0;
     for (let seed = 1; seed <= 40; seed++) {
-      const r = rng(1000 + seed);
+      const r = new Rng(1000 + seed);
       const profile = seed % 2 ? "v1" : "v2";
-      const good = profile === "v1" ? randomV1(r, shape) : randomV2(r, shape);
-      const bad = good.slice(0, seed % 5 === 0 ? Math.floor(r() * good.length) : good.length);
+      const good = generateValid(r, { profile, shape }).bytes;
+      const bad = good.slice(0, seed % 5 === 0 ? Math.floor(r.float() * good.length) : good.length);
       for (let k = 0; k < 3; k++) {
-        const at = Math.floor(r() * Math.min(bad.length, 200));
-        bad[at] = bad[at]! ^ (1 << Math.floor(r() * 8));
+        const at = Math.floor(r.float() * Math.min(bad.length, 200));
+        bad[at] = bad[at]! ^ (1 << Math.floor(r.float() * 8));
       }
       let parseCode: string | undefined;
       try {

@@ -1,6 +1,6 @@
-export { Rng } from "./prng.js";
-export { generateValid, halfValue, randomHalf } from "./generate.js";
-export type { GenOptions, GeneratedCase, Profile } from "./generate.js";
+// The generator and PRNG live in @sgfp4/testkit (shared with the backends' tests); re-exported here.
+export { Rng, generateValid, halfValue, randomHalf } from "@sgfp4/testkit";
+export type { GenOptions, GeneratedCase, Profile } from "@sgfp4/testkit";
 export { mutate, mutateOnce, MUTATION_KINDS } from "./mutate.js";
 export type { Mutated, MutationInput, MutationKind } from "./mutate.js";
 export { decodeOutcome, describeOutcome, judge, makeCase, runFuzz, runOutcomes } from "./run.js";

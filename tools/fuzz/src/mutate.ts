@@ -5,8 +5,7 @@
  * mutated bytes is left to the backends.
  */
 import { parse, type Container } from "@sgfp4/format";
-import type { Rng } from "./prng.js";
-import type { Profile } from "./generate.js";
+import type { Profile, Rng } from "@sgfp4/testkit";
 
 export interface MutationInput {
   profile: Profile;

@@ -8,9 +8,8 @@
  */
 import { STREAM_ERROR_CODES } from "@sgfp4/format";
 import type { ConformanceBackend } from "@sgfp4/conformance";
-import { generateValid, type GeneratedCase, type Profile } from "./generate.js";
+import { Rng, generateValid, type GeneratedCase, type Profile } from "@sgfp4/testkit";
 import { mutate } from "./mutate.js";
-import { Rng } from "./prng.js";
 
 export type Outcome =
   | { kind: "decoded"; bits: Uint32Array }

@@ -5,7 +5,7 @@
  * float64 sum is exact (both terms are multiples of 2^-24 below 2^20 in magnitude), so
  * fround is the single rounding DECISIONS.md section 2 asks for.
  */
-import { LAYOUT, writeV1, writeV2, type LeafSpec, type Mode, type QuadTree, type V1BlockSpec, type V2RecordSpec } from "@sgfp4/format";
+import { LAYOUT, writeV1, writeV2, type Layout, type LeafSpec, type Mode, type QuadTree, type V1BlockSpec, type V2RecordSpec } from "@sgfp4/format";
 import type { Rng } from "./prng.js";
 
 export type Profile = "v1" | "v2";
@@ -21,6 +21,10 @@ export interface GenOptions {
   profile?: Profile;
   /** allow a few negative scales (accepted, but `validate --strict` warns); default true */
   negativeScales?: boolean;
+  /** use this shape instead of a random one (backends test their own awkward shapes) */
+  shape?: readonly [number, number];
+  /** v2 layouts to draw from (default: all, MIXED twice as often) */
+  layouts?: readonly Layout[];
 }
 
 export interface GeneratedCase {
@@ -127,7 +131,7 @@ function randomTree(rng: Rng, size: number, depth: number): QuadTree {
 }
 
 /** Leaf geometry of a tree in pre-order DFS (TL, TR, BL, BR), computed here independently. */
-function treeLeaves(tree: QuadTree, y = 0, x = 0, size = 64, out: { y: number; x: number; size: number }[] = []): { y: number; x: number; size: number }[] {
+export function treeLeaves(tree: QuadTree, y = 0, x = 0, size = 64, out: { y: number; x: number; size: number }[] = []): { y: number; x: number; size: number }[] {
   if (tree === "leaf") out.push({ y, x, size });
   else {
     const h = size / 2;
@@ -141,10 +145,13 @@ function treeLeaves(tree: QuadTree, y = 0, x = 0, size = 64, out: { y: number; x
 
 const UNIFORM_SIZE: Record<number, number> = { 0: 64, 1: 32, 2: 16, 3: 8, 5: 4 };
 
+/** The decoded value of one weight, DECISIONS.md section 2, from this module's own FP16 oracle. */
+export function weightValue(scaleBits: number, biasBits: number, code: number): number {
+  return Math.fround(halfValue(scaleBits) * code + halfValue(biasBits));
+}
+
 function placeLeaf(out: Float32Array, shape: [number, number], tilesX: number, block: number, y: number, x: number, size: number, leaf: LeafChoice): void {
   const [rows, cols] = shape;
-  const s = halfValue(leaf.spec.scaleBits);
-  const bias = halfValue(leaf.spec.biasBits);
   const top = Math.floor(block / tilesX) * 64 + y;
   const left = (block % tilesX) * 64 + x;
   for (let i = 0; i < size; i++) {
@@ -153,14 +160,16 @@ function placeLeaf(out: Float32Array, shape: [number, number], tilesX: number, b
     for (let j = 0; j < size; j++) {
       const c = left + j;
       if (c >= cols) break;
-      out[r * cols + c] = Math.fround(s * leaf.codes[i * size + j]! + bias);
+      out[r * cols + c] = weightValue(leaf.spec.scaleBits, leaf.spec.biasBits, leaf.codes[i * size + j]!);
     }
   }
 }
 
+const ALL_LAYOUTS: readonly Layout[] = [LAYOUT.UNIFORM_64, LAYOUT.UNIFORM_32, LAYOUT.UNIFORM_16, LAYOUT.UNIFORM_8, LAYOUT.MIXED, LAYOUT.MIXED, LAYOUT.FULL_4x4];
+
 export function generateValid(rng: Rng, opts: GenOptions = {}): GeneratedCase {
   const profile: Profile = opts.profile ?? (rng.chance(0.35) ? "v1" : "v2");
-  const shape = randomShape(rng, opts.maxTiles ?? 3);
+  const shape: [number, number] = opts.shape ? [opts.shape[0], opts.shape[1]] : randomShape(rng, opts.maxTiles ?? 3);
   const negativeScales = opts.negativeScales ?? true;
   const tilesY = Math.ceil(shape[0] / 64);
   const tilesX = Math.ceil(shape[1] / 64);
@@ -191,7 +200,7 @@ export function generateValid(rng: Rng, opts: GenOptions = {}): GeneratedCase {
   const records: V2RecordSpec[] = [];
   const allowGaps = opts.gaps ?? true;
   for (let b = 0; b < B; b++) {
-    const layout = rng.pick([LAYOUT.UNIFORM_64, LAYOUT.UNIFORM_32, LAYOUT.UNIFORM_16, LAYOUT.UNIFORM_8, LAYOUT.MIXED, LAYOUT.MIXED, LAYOUT.FULL_4x4]);
+    const layout = rng.pick(opts.layouts ?? ALL_LAYOUTS);
     features.layouts.push(layout);
     let geometry: { y: number; x: number; size: number }[];
     let tree: QuadTree | undefined;

@@ -1,0 +1,4 @@
+export { Rng } from "./prng.js";
+export { generateValid, halfValue, randomHalf, treeLeaves, weightValue } from "./generate.js";
+export type { GenOptions, GeneratedCase, Profile } from "./generate.js";
+export { bitsOf, firstBitDifference } from "./bits.js";
