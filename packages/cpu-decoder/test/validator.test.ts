@@ -61,7 +61,7 @@ describe("wasm validator vs parse()", () => {
       if (wasm) accepted++;
     }
     expect(accepted).toBeGreaterThan(40);
-  });
+  }, 60_000);
 
   it("agrees on single-byte corruptions of every golden vector", () => {
     const rng = new Rng(7, 1);
@@ -79,7 +79,7 @@ describe("wasm validator vs parse()", () => {
       }
     }
     expect(rejected).toBeGreaterThan(500); // the corruptions do hit reject rules
-  });
+  }, 60_000);
 
   it("agrees on 3000 random valid containers and 6000 mutations of them", () => {
     const rng = new Rng(20240611, 2);
@@ -123,7 +123,7 @@ describe("decode paths that use the wasm validator", () => {
       expect(errorCode(() => decodeInto(bytes, opts, new Float32Array(elements))), v.id).toBe(v.expect.reject);
       expect(errorCode(() => decodeInto(bytes, opts, createOutput(v.shape))), v.id).toBe(v.expect.reject);
     }
-  });
+  }, 60_000);
 
   it("decode each golden decode vector to its expected bits (all three paths, profile auto too)", () => {
     for (const v of vectors) {
@@ -140,5 +140,5 @@ describe("decode paths that use the wasm validator", () => {
       expect(bits(plain), v.id).toEqual(Array.from(expected));
       expect(bits(kmem), v.id).toEqual(Array.from(expected));
     }
-  });
+  }, 60_000);
 });
