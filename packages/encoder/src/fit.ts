@@ -78,12 +78,7 @@ const searchBits = new Int32Array(16);
 const bucketOf = new Uint16Array(4096);
 const bucketCount = new Int32Array(MAX_BUCKETS + 1);
 const bucketStart = new Int32Array(MAX_BUCKETS + 1);
-const bucketSum = new Float64Array(MAX_BUCKETS);
-const bucketSumSq = new Float64Array(MAX_BUCKETS);
-const bucketMin = new Float64Array(MAX_BUCKETS);
-const bucketMax = new Float64Array(MAX_BUCKETS);
-const bucketed = new Float64Array(4096);
-/** The same buckets in terms of the leaf's values w (for the refit rounds, whose bias moves). */
+/** Bucket members and per-bucket sums, min and max, in terms of the leaf's values w (the search's bias and the refit's differ). */
 const bucketedW = new Float64Array(4096);
 const bucketSumW = new Float64Array(MAX_BUCKETS);
 const bucketSumWW = new Float64Array(MAX_BUCKETS);
@@ -142,23 +137,19 @@ function exactSearch(c: Float64Array, n: number, candidateBits: Int32Array, cons
 }
 
 /**
- * Decides the scale search without evaluating losing candidates. The centred values are
- * bucketed once (count, sum, sum of squares, min, max per bucket). The code x -> clip(round(x/S))
- * is monotone, so a bucket whose min and max get the same code q contributes exactly
- * sum (x - S q)^2 = sum x^2 - 2 S q sum x + count (S q)^2; the few buckets that straddle a code
+ * Decides the scale search without evaluating losing candidates. The values are bucketed once
+ * by their centred value x = w - B (count, sum w, sum w^2, min and max w per bucket). The code
+ * w -> clip(round((w - B)/S)) is monotone, so a bucket whose min and max get the same code q
+ * contributes sum (w - d)^2 = sum w^2 - 2 d sum w + count d^2 with d = B + S q; the few buckets that straddle a code
  * boundary are summed element by element. That estimate differs from the index-order sum the
  * exact search computes only by rounding, bounded by `slack`. A candidate whose estimate minus
  * slack exceeds the smallest estimate plus slack cannot win. Returns k when exactly one
  * candidate can win (no exact pass needed); otherwise -1, with `survivors` marking the ones that
  * can, for the exact search.
  */
-function bucketSearch(v: Float64Array, c: Float64Array, n: number, absmax: number, candidateBits: Int32Array): number {
+function bucketSearch(v: Float64Array, c: Float64Array, n: number, B: number, absmax: number, candidateBits: Int32Array): number {
   const nb = n >= 4 * MAX_BUCKETS ? MAX_BUCKETS : n >> 2;
   bucketCount.fill(0, 0, nb + 1);
-  bucketSum.fill(0, 0, nb);
-  bucketSumSq.fill(0, 0, nb);
-  bucketMin.fill(Infinity, 0, nb);
-  bucketMax.fill(-Infinity, 0, nb);
   bucketSumW.fill(0, 0, nb);
   bucketSumWW.fill(0, 0, nb);
   bucketMinW.fill(Infinity, 0, nb);
@@ -176,10 +167,6 @@ function bucketSearch(v: Float64Array, c: Float64Array, n: number, absmax: numbe
     else if (!(b >= 0)) b = 0;
     bucketOf[i] = b;
     bucketCount[b]!++;
-    bucketSum[b] = bucketSum[b]! + x;
-    bucketSumSq[b] = bucketSumSq[b]! + x * x;
-    if (x < bucketMin[b]!) bucketMin[b] = x;
-    if (x > bucketMax[b]!) bucketMax[b] = x;
     bucketSumW[b] = bucketSumW[b]! + w;
     bucketSumWW[b] = bucketSumWW[b]! + w * w;
     if (w < bucketMinW[b]!) bucketMinW[b] = w;
@@ -191,11 +178,10 @@ function bucketSearch(v: Float64Array, c: Float64Array, n: number, absmax: numbe
     start += bucketCount[b]!;
   }
   bucketStart[nb] = start;
-  // counting sort: the members of bucket b are bucketed[bucketStart[b] .. bucketStart[b + 1])
+  // counting sort: the members of bucket b are bucketedW[bucketStart[b] .. bucketStart[b + 1])
   for (let b = 0; b < nb; b++) bucketCount[b] = bucketStart[b]!;
   for (let i = 0; i < n; i++) {
     const at = bucketCount[bucketOf[i]!]!++;
-    bucketed[at] = c[i]!;
     bucketedW[at] = v[i]!;
   }
   bucketLeafCount = nb;
@@ -216,27 +202,24 @@ function bucketSearch(v: Float64Array, c: Float64Array, n: number, absmax: numbe
       const lo = bucketStart[b]!;
       const hi = bucketStart[b + 1]!;
       if (lo === hi) continue;
-      let qa = Math.round(bucketMin[b]! * inv);
-      if (qa > 7) qa = 7;
-      else if (qa < -8) qa = -8;
-      let qb = Math.round(bucketMax[b]! * inv);
-      if (qb > 7) qb = 7;
-      else if (qb < -8) qb = -8;
+      // x = w - B is monotone in w: the bucket's smallest and largest x come from its min / max w
+      const qa = fp4Code(bucketMinW[b]!, B, inv);
+      const qb = fp4Code(bucketMaxW[b]!, B, inv);
       if (qa === qb) {
         if (qa !== runCode && runCount > 0) {
-          const sq = S * runCode;
-          err += runSumSq - 2 * sq * runSum + runCount * sq * sq;
+          const d = B + S * runCode;
+          err += runSumSq - 2 * d * runSum + runCount * d * d;
           runCount = 0;
           runSum = 0;
           runSumSq = 0;
         }
         runCode = qa;
         runCount += hi - lo;
-        runSum += bucketSum[b]!;
-        runSumSq += bucketSumSq[b]!;
+        runSum += bucketSumW[b]!;
+        runSumSq += bucketSumWW[b]!;
       } else {
         for (let i = lo; i < hi; i++) {
-          const x = bucketed[i]!;
+          const x = bucketedW[i]! - B; // the same number as c[i]
           let q = Math.round(x * inv);
           if (q > 7) q = 7;
           else if (q < -8) q = -8;
@@ -246,10 +229,11 @@ function bucketSearch(v: Float64Array, c: Float64Array, n: number, absmax: numbe
       }
     }
     if (runCount > 0) {
-      const sq = S * runCode;
-      err += runSumSq - 2 * sq * runSum + runCount * sq * sq;
+      const d = B + S * runCode;
+      err += runSumSq - 2 * d * runSum + runCount * d * d;
     }
-    const bound = absmax + 8 * S;
+    // bounds every term and partial sum; also covers w - B - S q vs the computed x - S q
+    const bound = (wAbsMax + (B < 0 ? -B : B) + 8 * S) * 1.001;
     const slack = SLACK * n * bound * bound + 1e-300;
     estimate[k] = err;
     slackOf[k] = slack;
@@ -351,6 +335,8 @@ function assignFp4(v: Float64Array, n: number, S: number, B: number, out: Int8Ar
   return { sse, maxAbs, sq, sqq, sqv };
 }
 
+const t158Decoded = new Float64Array(3);
+
 function assignT158(v: Float64Array, n: number, S: number, B: number, out: Int8Array, stopAt: number): PassSums {
   let sse = 0;
   let maxAbs = 0;
@@ -358,35 +344,27 @@ function assignT158(v: Float64Array, n: number, S: number, B: number, out: Int8A
   let sqq = 0;
   let sqv = 0;
   const tau = S * 0.5;
-  // the three possible decoded values, each rounded to float32 once
-  const wm = Math.fround(B - S);
-  const w0 = Math.fround(B);
-  const wp = Math.fround(S + B);
+  // the three possible decoded values, each rounded to float32 once, indexed by code + 1
+  const decoded = t158Decoded;
+  decoded[0] = Math.fround(B - S);
+  decoded[1] = Math.fround(B);
+  decoded[2] = Math.fround(S + B);
   for (let i0 = 0; i0 < n && sse < stopAt; i0 += CHUNK) {
     const end = i0 + CHUNK < n ? i0 + CHUNK : n;
     for (let i = i0; i < end; i++) {
       const w = v[i]!;
       const c = w - B;
-      let e: number;
-      if (c > tau) {
-        out[i] = 1;
-        e = w - wp;
-        sq += 1;
-        sqq += 1;
-        sqv += w;
-      } else if (c < -tau) {
-        out[i] = -1;
-        e = w - wm;
-        sq -= 1;
-        sqq += 1;
-        sqv -= w;
-      } else {
-        out[i] = 0;
-        e = w - w0;
-      }
+      // without branches: the codes are unpredictable, so branches mispredict. q * w is w, -w
+      // or a zero for finite w, so the sums are the same numbers as adding w / subtracting w.
+      const q = +(c > tau) - +(c < -tau);
+      out[i] = q;
+      const e = w - decoded[q + 1]!;
       sse += e * e;
       const a = e < 0 ? -e : e;
       if (a > maxAbs) maxAbs = a;
+      sq += q;
+      sqq += q * q;
+      sqv += q * w;
     }
   }
   return { sse, maxAbs, sq, sqq, sqv };
@@ -445,7 +423,7 @@ function fp4Plain(v: Float64Array, n: number, v2: boolean, sv: number): Fitted {
     for (let k = 0; k < 16; k++) candidateBits[k] = scaleToHalfBits(s0 * SCALE_MULTIPLIERS[k]!);
     // The bucket estimate needs finite values and enough of them to pay for the bucketing.
     const useBuckets = n >= BUCKET_MIN_N && absmax < Infinity;
-    const onlyCandidate = useBuckets ? bucketSearch(v, c, n, absmax, candidateBits) : -1;
+    const onlyCandidate = useBuckets ? bucketSearch(v, c, n, B, absmax, candidateBits) : -1;
     // the exact search decides between the candidates the estimate could not separate
     bestBits = onlyCandidate >= 0 ? candidateBits[onlyCandidate]! : exactSearch(c, n, candidateBits, useBuckets ? survivors : allCandidates);
   }
