@@ -405,6 +405,16 @@ export function fitFp4Plain(v: Float64Array, n: number, v2: boolean): Candidate 
 }
 
 function fp4Plain(v: Float64Array, n: number, v2: boolean, sv: number): Fitted {
+  const p = fp4PlainParameters(v, n, v2, sv);
+  return assignAndMeasure(v, n, MODE_FP4, p.scaleBits, p.biasBits, new Int8Array(n));
+}
+
+interface Parameters {
+  scaleBits: number;
+  biasBits: number;
+}
+
+function fp4PlainParameters(v: Float64Array, n: number, v2: boolean, sv: number): Parameters {
   const biasBits = biasToHalfBits(sv / n, v2);
   const B = halfToFloat(biasBits);
   const c = centred;
@@ -427,7 +437,7 @@ function fp4Plain(v: Float64Array, n: number, v2: boolean, sv: number): Fitted {
     // the exact search decides between the candidates the estimate could not separate
     bestBits = onlyCandidate >= 0 ? candidateBits[onlyCandidate]! : exactSearch(c, n, candidateBits, useBuckets ? survivors : allCandidates);
   }
-  return assignAndMeasure(v, n, MODE_FP4, bestBits, biasBits, new Int8Array(n));
+  return { scaleBits: bestBits, biasBits };
 }
 
 /** T158_AFFINE per 22.7: bias = mean, S = mean absolute deviation, threshold S/2. */
@@ -436,11 +446,16 @@ export function fitT158Plain(v: Float64Array, n: number, v2: boolean): Candidate
 }
 
 function t158Plain(v: Float64Array, n: number, v2: boolean, sv: number): Fitted {
+  const p = t158PlainParameters(v, n, v2, sv);
+  return assignAndMeasure(v, n, MODE_T158, p.scaleBits, p.biasBits, new Int8Array(n));
+}
+
+function t158PlainParameters(v: Float64Array, n: number, v2: boolean, sv: number): Parameters {
   const biasBits = biasToHalfBits(sv / n, v2);
   const B = halfToFloat(biasBits);
   let mad = 0;
   for (let i = 0; i < n; i++) mad += Math.abs(v[i]! - B);
-  return assignAndMeasure(v, n, MODE_T158, scaleToHalfBits(mad / n), biasBits, new Int8Array(n));
+  return { scaleBits: scaleToHalfBits(mad / n), biasBits };
 }
 
 /**
@@ -551,15 +566,11 @@ function t158Code(w: number, B: number, tau: number): number {
  * current parameters are measured exactly and `refit` continues from there, so the result is
  * always the one `refit` gives.
  */
-function refitFromBuckets(v: Float64Array, n: number, start: Fitted, v2: boolean, maxIterations: number, sv: number): Fitted {
-  const mode = start.mode;
+function refitFromBuckets(v: Float64Array, n: number, mode: Mode, start: Parameters, v2: boolean, maxIterations: number, sv: number): Fitted {
   let scaleBits = start.scaleBits;
   let biasBits = start.biasBits;
-  let { sq, sqq, sqv } = start;
-  let sqvSlack = 0;
-  let sse = start.sse;
-  let sseSlack = 0;
-  let moved = false;
+  // the start is estimated too: its exact pass is needed only if the refit keeps it
+  let { sq, sqq, sqv, sse, sseSlack, sqvSlack } = estimateRound(n, mode, halfToFloat(scaleBits), halfToFloat(biasBits));
   let it = 0;
   let undecided = false;
   for (; it < maxIterations; it++) {
@@ -585,9 +596,8 @@ function refitFromBuckets(v: Float64Array, n: number, start: Fitted, v2: boolean
     scaleBits = nextScaleBits;
     biasBits = nextBiasBits;
     ({ sq, sqq, sqv, sse, sseSlack, sqvSlack } = next);
-    moved = true;
   }
-  const cur = moved ? assignAndMeasure(v, n, mode, scaleBits, biasBits, new Int8Array(n)) : start;
+  const cur = assignAndMeasure(v, n, mode, scaleBits, biasBits, new Int8Array(n));
   return undecided ? refit(v, n, cur, v2, maxIterations - it, sv) : cur;
 }
 
@@ -598,17 +608,21 @@ function withLwe(v: Float64Array, n: number, size: number, c: Candidate): Candid
 }
 
 /** Both candidates of one leaf (values row-major, size x size) and the 22.7 selection. */
+function plainThenRefit(v: Float64Array, n: number, mode: Mode, p: Parameters, o: FitOptions, sv: number): Fitted {
+  const plain = assignAndMeasure(v, n, mode, p.scaleBits, p.biasBits, new Int8Array(n));
+  return o.refit ? refit(v, n, plain, o.v2, o.maxRefitIterations, sv) : plain;
+}
+
 export function fitLeaf(v: Float64Array, size: number, o: FitOptions): LeafFit {
   const n = size * size;
   const sv = sum(v, n);
-  let fp4: Candidate = fp4Plain(v, n, o.v2, sv);
-  let t158: Candidate = t158Plain(v, n, o.v2, sv);
-  if (o.refit) {
-    // the buckets fp4Plain built for this leaf (if it did) serve both modes' refits
-    const refitLeaf = bucketLeafCount > 0 ? refitFromBuckets : refit;
-    fp4 = refitLeaf(v, n, fp4 as Fitted, o.v2, o.maxRefitIterations, sv);
-    t158 = refitLeaf(v, n, t158 as Fitted, o.v2, o.maxRefitIterations, sv);
-  }
+  const fp4Start = fp4PlainParameters(v, n, o.v2, sv);
+  const t158Start = t158PlainParameters(v, n, o.v2, sv);
+  // the buckets fp4PlainParameters built for this leaf (if it did) serve both modes' refits;
+  // a zero scale (every code 0) is measured exactly
+  const fromBuckets = (p: Parameters): boolean => o.refit && bucketLeafCount > 0 && p.scaleBits !== 0;
+  const fp4: Candidate = fromBuckets(fp4Start) ? refitFromBuckets(v, n, MODE_FP4, fp4Start, o.v2, o.maxRefitIterations, sv) : plainThenRefit(v, n, MODE_FP4, fp4Start, o, sv);
+  const t158: Candidate = fromBuckets(t158Start) ? refitFromBuckets(v, n, MODE_T158, t158Start, o.v2, o.maxRefitIterations, sv) : plainThenRefit(v, n, MODE_T158, t158Start, o, sv);
   withLwe(v, n, size, fp4);
   withLwe(v, n, size, t158);
   const t158Allowed = t158.maxAbsError <= o.outlierGuard * halfToFloat(t158.scaleBits);
