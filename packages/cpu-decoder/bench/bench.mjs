@@ -13,7 +13,10 @@ import { fillInputs, instantiate, kernelModule, pagesFor, planMemory } from "../
 const MiB = 1 << 20;
 const args = process.argv.slice(2);
 const beforeAt = args.indexOf("--before");
-const before = beforeAt >= 0 ? await import(new URL(args.splice(beforeAt, 2)[1] + "/index.js", `file://${process.cwd()}/`).href) : null;
+const beforeDir = beforeAt >= 0 ? new URL(args.splice(beforeAt, 2)[1] + "/", `file://${process.cwd()}/`).href : null;
+const before = beforeDir ? await import(beforeDir + "index.js") : null;
+// its kernel alone too (same memory and table as ours), when that build has kernel.js
+const beforeKernel = beforeDir ? await import(beforeDir + "kernel.js").catch(() => null) : null;
 const sizes = args.map(Number).filter((n) => n > 0);
 const SIZES = sizes.length ? sizes : [1, 4, 16, 64, 256];
 const COLS = 1024; // 16 macroblocks wide
@@ -122,6 +125,14 @@ for (const mib of SIZES) {
       before.decodeInto(bytes, opts, bOut);
       const bKmem = median(() => before.decodeInto(bytes, opts, bOut), runs);
       beforeCols = ` || before: decode${fmt(bDecode)} into(plain)${fmt(bInto)} ${ratio(setWarm, bInto)} into(kmem)${fmt(bKmem)} ${ratio(setWarm, bKmem)}`;
+      if (beforeKernel) {
+        const bk = beforeKernel.instantiate(beforeKernel.kernelModule(), memory);
+        bk.decode_leaves(plan.tableAt, c.leafCount, 0, rows, COLS, c.tilesX, 0);
+        const bKernel = median(() => bk.decode_leaves(plan.tableAt, c.leafCount, 0, rows, COLS, c.tilesX, 0), runs);
+        // ours again right after, so both kernel times come from the same minute of a shared box
+        const tKernel2 = median(() => k.decode_leaves(plan.tableAt, c.leafCount, 0, rows, COLS, c.tilesX, 0), runs);
+        beforeCols += ` kernel${fmt(bKernel)} ${ratio(setWarm, bKernel)} (ours again${fmt(tKernel2)})`;
+      }
     }
     console.log(
       `${String(mib).padStart(3)} MiB  ${name.padEnd(8)} |${fmt(setWarm)} ${fmt(setFresh)} |${fmt(tParse)}  |${fmt(tDecode)} ${ratio(setWarm, tDecode)}  ${ratio(setFresh, tDecode)}   |${fmt(tInto)}    ${ratio(setWarm, tInto)} |${fmt(tKmem)}   ${ratio(setWarm, tKmem)} |${fmt(tKernel)} ${ratio(setWarm, tKernel)}${beforeCols}`,

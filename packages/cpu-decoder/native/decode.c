@@ -151,7 +151,7 @@ static void leaf_cropped(const u8 *src, float *dst, u32 cols, u32 lg, u32 mode, 
  */
 __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *table, u32 count, float *out, u32 rows,
                                                                    u32 cols, u32 tiles_x, u32 row_base) {
-  u32 cached_block = ~0u, by = 0, bx = 0;
+  u32 cached_block = ~0u, by = 0, bx = 0, block_offset = 0, block_inside = 0;
   for (u32 n = 0; n < count; n++, table += 4) {
     const u32 block = table[0], geometry = table[1], params = table[2];
     const u8 *payload = (const u8 *)table[3];
@@ -159,60 +159,77 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
       cached_block = block;
       by = block / tiles_x;
       bx = block - by * tiles_x;
+      /* a block wholly inside the tensor needs no per-leaf crop checks */
+      block_inside = by * 64u + 64u <= rows && bx * 64u + 64u <= cols && by < (1u << 25) && bx < (1u << 25);
+      block_offset = (by * 64u - row_base) * cols + bx * 64u;
     }
     u32 lg = (geometry >> 12) & 7u;
     if (lg < 2u || lg > 6u) continue; /* the parser never emits these; never index with them */
     const u32 size = 1u << lg, mode = (geometry >> 15) & 1u;
-    const u32 r0 = by * 64u + (geometry & 63u), c0 = bx * 64u + ((geometry >> 6) & 63u);
-    if (r0 >= rows || c0 >= cols) continue;
-    const float scale = half_to_float(params >> 16), bias = half_to_float(params & 0xffffu);
-    float *dst = out + ((r0 - row_base) * cols + c0);
-    const u32 keep_rows = rows - r0 < size ? rows - r0 : size;
-    const u32 keep_cols = cols - c0 < size ? cols - c0 : size;
-    if (keep_rows != size || keep_cols != size) {
-      leaf_cropped(payload, dst, cols, lg, mode, keep_rows, keep_cols, scale, bias);
-      continue;
+    const u32 y = geometry & 63u, x = (geometry >> 6) & 63u;
+    float *dst;
+    if (block_inside && y + size <= 64u && x + size <= 64u) {
+      dst = out + (block_offset + y * cols + x); /* same u32 sum as the general path below */
+    } else {
+      const u32 r0 = by * 64u + y, c0 = bx * 64u + x;
+      if (r0 >= rows || c0 >= cols) continue;
+      dst = out + ((r0 - row_base) * cols + c0);
+      const u32 keep_rows = rows - r0 < size ? rows - r0 : size;
+      const u32 keep_cols = cols - c0 < size ? cols - c0 : size;
+      if (keep_rows != size || keep_cols != size) {
+        leaf_cropped(payload, dst, cols, lg, mode, keep_rows, keep_cols, half_to_float(params >> 16),
+                     half_to_float(params & 0xffffu));
+        continue;
+      }
     }
-    const v128_t vscale = wasm_f32x4_splat(scale * 0x1p-28f);
-    const v128_t vbias = wasm_f32x4_splat(bias);
-    if (lg == 2u) {
-      /* 4x4 (most leaves of fine layouts): one 16-byte chunk, both decodings, select by mode;
-       * no branch on the mode, which alternates unpredictably */
-      const v128_t v = wasm_v128_load(payload);
+    /* Both FP16 halves at once, branch-free: (h & 0x7fff) << 13 read as f32 is |h| * 2^-112 exactly
+     * (FP16 subnormals land on f32 subnormals, kept by wasm), so * 2^112 gives |bias| and * 2^84
+     * gives |scale| * 2^-28, both exact; the sign bit is ORed back. Non-finite halves are rejected
+     * by the validator. Lanes: 0 = bias (low half), 1 = scale (high half). */
+    const v128_t halves = wasm_u32x4_extend_low_u16x8(wasm_i32x4_splat((int)params));
+    const v128_t magnitude = wasm_i32x4_shl(wasm_v128_and(halves, wasm_i32x4_splat(0x7fff)), 13);
+    const v128_t sign = wasm_i32x4_shl(wasm_v128_and(halves, wasm_i32x4_splat(0x8000)), 16);
+    const v128_t both = wasm_v128_or(wasm_f32x4_mul(magnitude, wasm_f32x4_const(0x1p112f, 0x1p84f, 0x1p112f, 0x1p84f)), sign);
+    const v128_t vscale = wasm_i32x4_shuffle(both, both, 1, 1, 1, 1);
+    const v128_t vbias = wasm_i32x4_shuffle(both, both, 0, 0, 0, 0);
+    /* 4x4 and 8x8 leaves (most leaves of fine layouts): both decodings, select by mode; no branch
+     * on the mode, which alternates unpredictably. Both start from the payload's nibbles in order
+     * (nibble 2i = low half of byte i): an FP4 code is one nibble, a T158 nibble holds two symbols. */
+    if (lg <= 3u) {
       const v128_t is_t158 = wasm_i8x16_splat(mode ? -1 : 0);
-      place16(dst, cols, 2, 0, wasm_v128_bitselect(t158_first16(v), fp4_first16(v), is_t158), vscale, vbias);
-      continue;
-    }
-    if (lg == 3u) {
-      /* 8x8, the same idea: FP4 uses 32 bytes, T158 16. The second chunk of a T158 leaf may lie
-       * past the stream copy; the JS side reserves 16 bytes of slack there (INPUT_SLACK_BYTES). */
-      const v128_t v0 = wasm_v128_load(payload), v1 = wasm_v128_load(payload + 16);
-      const v128_t is_t158 = wasm_i8x16_splat(mode ? -1 : 0);
-      const v128_t top = wasm_i8x16_splat((signed char)0xf0);
-      const v128_t odd0 = wasm_v128_and(v0, top), even0 = wasm_v128_and(wasm_i16x8_shl(v0, 4), top);
-      const v128_t odd1 = wasm_v128_and(v1, top), even1 = wasm_v128_and(wasm_i16x8_shl(v1, 4), top);
-      const v128_t f0 = wasm_i8x16_shuffle(even0, odd0, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-      const v128_t f1 = wasm_i8x16_shuffle(even0, odd0, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-      const v128_t f2 = wasm_i8x16_shuffle(even1, odd1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-      const v128_t f3 = wasm_i8x16_shuffle(even1, odd1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-      const v128_t first_of = wasm_i8x16_const(0, 16, -16, 0, 0, 16, -16, 0, 0, 16, -16, 0, 0, 16, -16, 0);
-      const v128_t second_of = wasm_i8x16_const(0, 0, 0, 0, 16, 16, 16, 16, -16, -16, -16, -16, 0, 0, 0, 0);
       const v128_t low4 = wasm_i8x16_splat(0x0f);
-      const v128_t lo = wasm_v128_and(v0, low4), hi = wasm_v128_and(wasm_u16x8_shr(v0, 4), low4);
-      const v128_t s0 = wasm_i8x16_swizzle(first_of, lo), s1 = wasm_i8x16_swizzle(second_of, lo);
-      const v128_t s2 = wasm_i8x16_swizzle(first_of, hi), s3 = wasm_i8x16_swizzle(second_of, hi);
-      const v128_t p01 = wasm_i8x16_shuffle(s0, s1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-      const v128_t p23 = wasm_i8x16_shuffle(s2, s3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-      const v128_t q01 = wasm_i8x16_shuffle(s0, s1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-      const v128_t q23 = wasm_i8x16_shuffle(s2, s3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-      const v128_t t0 = wasm_i16x8_shuffle(p01, p23, 0, 8, 1, 9, 2, 10, 3, 11);
-      const v128_t t1 = wasm_i16x8_shuffle(p01, p23, 4, 12, 5, 13, 6, 14, 7, 15);
-      const v128_t t2 = wasm_i16x8_shuffle(q01, q23, 0, 8, 1, 9, 2, 10, 3, 11);
-      const v128_t t3 = wasm_i16x8_shuffle(q01, q23, 4, 12, 5, 13, 6, 14, 7, 15);
+      /* T158: each nibble appears twice (unpack with itself); masking the even copy with 0x03 and
+       * the odd one with 0x0c leaves symbol s as index s or 4*s of this 16*code table */
+      const v128_t t158_of = wasm_i8x16_const(0, 16, -16, 0, 16, 0, 0, 0, -16, 0, 0, 0, 0, 0, 0, 0);
+      const v128_t pick = wasm_i16x8_splat(0x0c03);
+      const v128_t v0 = wasm_v128_load(payload);
+      const v128_t lo0 = wasm_v128_and(v0, low4), hi0 = wasm_v128_and(wasm_u16x8_shr(v0, 4), low4);
+      const v128_t nib0 = wasm_i8x16_shuffle(lo0, hi0, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      /* 16*nibble: nibbles are < 16, so the 16-bit shift carries nothing into the next byte */
+      const v128_t f0 = wasm_i16x8_shl(nib0, 4);
+      const v128_t t0 = wasm_i8x16_swizzle(
+          t158_of, wasm_v128_and(wasm_i8x16_shuffle(nib0, nib0, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), pick));
+      if (lg == 2u) {
+        place16(dst, cols, 2, 0, wasm_v128_bitselect(t0, f0, is_t158), vscale, vbias);
+        continue;
+      }
+      /* 8x8: FP4 uses 32 bytes, T158 16. The second chunk of a T158 leaf may lie past the stream
+       * copy; the JS side reserves 16 bytes of slack there (INPUT_SLACK_BYTES). */
+      const v128_t v1 = wasm_v128_load(payload + 16);
+      const v128_t nib1 = wasm_i8x16_shuffle(lo0, hi0, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      const v128_t lo1 = wasm_v128_and(v1, low4), hi1 = wasm_v128_and(wasm_u16x8_shr(v1, 4), low4);
+      const v128_t nib2 = wasm_i8x16_shuffle(lo1, hi1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t nib3 = wasm_i8x16_shuffle(lo1, hi1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      const v128_t t1 = wasm_i8x16_swizzle(
+          t158_of, wasm_v128_and(wasm_i8x16_shuffle(nib0, nib0, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), pick));
+      const v128_t t2 = wasm_i8x16_swizzle(
+          t158_of, wasm_v128_and(wasm_i8x16_shuffle(nib1, nib1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), pick));
+      const v128_t t3 = wasm_i8x16_swizzle(
+          t158_of, wasm_v128_and(wasm_i8x16_shuffle(nib1, nib1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), pick));
       place16(dst, cols, 3, 0, wasm_v128_bitselect(t0, f0, is_t158), vscale, vbias);
-      place16(dst, cols, 3, 16, wasm_v128_bitselect(t1, f1, is_t158), vscale, vbias);
-      place16(dst, cols, 3, 32, wasm_v128_bitselect(t2, f2, is_t158), vscale, vbias);
-      place16(dst, cols, 3, 48, wasm_v128_bitselect(t3, f3, is_t158), vscale, vbias);
+      place16(dst, cols, 3, 16, wasm_v128_bitselect(t1, wasm_i16x8_shl(nib1, 4), is_t158), vscale, vbias);
+      place16(dst, cols, 3, 32, wasm_v128_bitselect(t2, wasm_i16x8_shl(nib2, 4), is_t158), vscale, vbias);
+      place16(dst, cols, 3, 48, wasm_v128_bitselect(t3, wasm_i16x8_shl(nib3, 4), is_t158), vscale, vbias);
       continue;
     }
     if (mode) {

@@ -57,6 +57,28 @@ describe("hand-computed expectations", () => {
     for (const got of await allDecoders(bytes, "v1", [1, 128])) expect(got).toEqual(want);
   });
 
+  it("v2 uncropped 4x4, 8x8 and 16x16 leaves: subnormal, signed-zero and extreme scales/biases, FP4 and T158", async () => {
+    // the SIMD fast path converts both FP16 halves at once; these values hit every FP16 class it handles
+    const scales = [0x0001, 0x03ff, 0x8001, 0x8000, 0x0000, 0x0400, 0x7bff, 0xfbff, 0x3c00, 0xb555, 0x0200];
+    const biases = [0x0010, 0x83f0, 0x8000, 0x0000, 0x7bf0, 0xfbf0, 0x0400, 0x3c00, 0x8010, 0x0200];
+    for (const [layout, size] of [[LAYOUT.FULL_4x4, 4], [LAYOUT.UNIFORM_8, 8], [LAYOUT.UNIFORM_16, 16]] as const) {
+      const count = (64 / size) ** 2;
+      const leaves = Array.from({ length: count }, (_, i) => {
+        const mode = (i % 3 === 1 ? 1 : 0) as 0 | 1;
+        const codes = Array.from({ length: size * size }, (_, k) => (mode ? ((k + i) % 3) - 1 : ((k * 7 + i) % 16) - 8));
+        return { mode, scaleBits: scales[i % scales.length]!, biasBits: biases[(i * 5) % biases.length]!, codes };
+      });
+      const bytes = writeV2({ shape: [64, 64], records: [{ layout, leaves }] });
+      const perRow = 64 / size;
+      const want = Array.from({ length: 64 * 64 }, (_, idx) => {
+        const r = Math.floor(idx / 64), c = idx % 64;
+        const leaf = leaves[Math.floor(r / size) * perRow + Math.floor(c / size)]!;
+        return expectedBits(leaf.scaleBits, leaf.codes[(r % size) * size + (c % size)]!, leaf.biasBits);
+      });
+      for (const got of await allDecoders(bytes, "v2", [64, 64])) expect(got).toEqual(want);
+    }
+  });
+
   it("v2 MIXED places leaves at their (y, x): quadrants of a 64x64 block, one split to 16x16", async () => {
     // tree: TL leaf 32, TR split into four 16 leaves, BL leaf 32, BR leaf 32; S = 0 so w = Bias per leaf
     const tree = ["leaf", ["leaf", "leaf", "leaf", "leaf"], "leaf", "leaf"] as const;
