@@ -3,7 +3,7 @@
  * absolute thresholds and hysteresis) and a rate-distortion policy used by rate control.
  */
 import { LAYOUT, MACROBLOCK, MODE_FP4, MODE_T158, align16, payloadBytes, type Layout, type Mode, type QuadTree } from "@sgfp4/format";
-import { fitLeaf, type Candidate, type FitOptions, type LeafFit } from "./fit.js";
+import { fitLeafWithSum, type FitOptions, type LeafFit } from "./fit.js";
 
 /** Leaf sizes from the root (level 0) to the floor (level 4). */
 export const LEVEL_SIZES = [64, 32, 16, 8, 4] as const;
@@ -84,15 +84,19 @@ export class MacroblockFitter {
     if (hit) return hit;
     const v = size === MACROBLOCK ? this.block : this.scratch;
     let power = 0;
+    // the leaf's sum in index (row-major) order, as fitLeaf would compute it
+    let sv = 0;
     for (let i = 0; i < size; i++) {
       const row = (y + i) * MACROBLOCK + x;
       for (let j = 0; j < size; j++) {
         const w = this.block[row + j]!;
         if (v !== this.block) v[i * size + j] = w;
         power += w * w;
+        sv += w;
       }
     }
-    const f = { ...fitLeaf(v, size, this.fit), power: power / (size * size) };
+    const f = fitLeafWithSum(v, size, this.fit, sv) as LeafFit & { power: number };
+    f.power = power / (size * size);
     this.cache.set(id, f);
     return f;
   }
@@ -104,7 +108,8 @@ interface Node {
   size: number;
   /** per-weight error of this subtree (leaf: its LWE; split: mean of the children's) */
   err: number;
-  leaf?: Candidate & { errorHint: boolean };
+  /** a leaf's fit (its chosen candidate is the leaf); kept by reference, nothing copied per node */
+  leaf?: LeafFit;
   kids?: [Node, Node, Node, Node];
 }
 
@@ -118,7 +123,7 @@ export function decideByThreshold(f: MacroblockFitter, q: QuadtreeOptions, tenso
   const visit = (y: number, x: number, size: number): Node => {
     const fit = f.at(y, x, size);
     const err = fit.chosen.lwe;
-    const self: Node = { y, x, size, err, leaf: { ...fit.chosen, errorHint: fit.errorHint } };
+    const self: Node = { y, x, size, err, leaf: fit };
     if (size === 4) return self;
     let limit = thr[size as 64 | 32 | 16 | 8] * q.thresholdScale;
     if (q.thresholdMode === "relative") limit *= Math.max(fit.power, q.powerFloor * tensorPower);
@@ -241,8 +246,8 @@ export function leavesOfNode(root: Node): LeafOut[] {
   const walk = (n: Node): void => {
     if (n.kids) n.kids.forEach(walk);
     else {
-      const c = n.leaf!;
-      out.push({ y: n.y, x: n.x, size: n.size, mode: c.mode, scaleBits: c.scaleBits, biasBits: c.biasBits, errorHint: c.errorHint, codes: c.codes, sse: c.sse, lwe: c.lwe });
+      const c = n.leaf!.chosen;
+      out.push({ y: n.y, x: n.x, size: n.size, mode: c.mode, scaleBits: c.scaleBits, biasBits: c.biasBits, errorHint: n.leaf!.errorHint, codes: c.codes, sse: c.sse, lwe: c.lwe });
     }
   };
   walk(root);
