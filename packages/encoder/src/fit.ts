@@ -200,17 +200,30 @@ function bucketSearch(v: Float64Array, c: Float64Array, n: number, B: number, ab
   bucketLeafAbsMax = wAbsMax;
 
   let bestUpper = Infinity;
-  for (let k = 0; k < 16; k++) {
+  // Middle-out, and a candidate stops once its partial estimate minus its slack exceeds the best
+  // upper bound so far: the terms left are sums of squares (>= 0 up to rounding far below the
+  // slack), so its exact error exceeds that candidate's and it could not have survived.
+  for (const k of SEARCH_ORDER) {
     const bits = candidateBits[k]!;
+    estimate[k] = Infinity;
+    slackOf[k] = 0;
     if (bits === 0) continue;
     const S = halfToFloat(bits);
     const inv = 1 / S;
+    // bounds every term and partial sum; also covers w - B - S q vs the computed x - S q
+    const bound = (wAbsMax + (B < 0 ? -B : B) + 8 * S) * 1.001;
+    const slack = SLACK * n * bound * bound + 1e-300;
     let err = 0;
     let runCode = 0;
     let runCount = 0;
     let runSum = 0;
     let runSumSq = 0;
+    let stopped = false;
     for (let b = 0; b < nb; b++) {
+      if (err - slack > bestUpper) {
+        stopped = true;
+        break;
+      }
       const lo = bucketStart[b]!;
       const hi = bucketStart[b + 1]!;
       if (lo === hi) continue;
@@ -240,13 +253,11 @@ function bucketSearch(v: Float64Array, c: Float64Array, n: number, B: number, ab
         }
       }
     }
+    if (stopped) continue; // estimate Infinity: not a survivor
     if (runCount > 0) {
       const d = B + S * runCode;
       err += runSumSq - 2 * d * runSum + runCount * d * d;
     }
-    // bounds every term and partial sum; also covers w - B - S q vs the computed x - S q
-    const bound = (wAbsMax + (B < 0 ? -B : B) + 8 * S) * 1.001;
-    const slack = SLACK * n * bound * bound + 1e-300;
     estimate[k] = err;
     slackOf[k] = slack;
     if (err + slack < bestUpper) bestUpper = err + slack;
