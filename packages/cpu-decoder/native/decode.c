@@ -145,6 +145,60 @@ static void leaf_cropped(const u8 *src, float *dst, u32 cols, u32 lg, u32 mode, 
   }
 }
 
+/* Scale * 2^-28 and bias of a leaf from its header word (S << 16 | Bias), splatted. Both FP16 halves at
+ * once, branch-free: (h & 0x7fff) << 13 read as f32 is |h| * 2^-112 exactly (FP16 subnormals land on
+ * f32 subnormals, kept by wasm), so * 2^112 gives |bias| and * 2^84 gives |scale| * 2^-28, both
+ * exact; the sign bit is ORed back. Non-finite halves are rejected by the validator. */
+#define LEAF_SCALE_BIAS(params, vscale, vbias)                                                                     \
+  do {                                                                                                           \
+    const v128_t halves_ = wasm_u32x4_extend_low_u16x8(wasm_i32x4_splat((int)(params))); /* bias, scale, .. */  \
+    const v128_t magnitude_ = wasm_i32x4_shl(wasm_v128_and(halves_, wasm_i32x4_splat(0x7fff)), 13);            \
+    const v128_t sign_ = wasm_i32x4_shl(wasm_v128_and(halves_, wasm_i32x4_splat(0x8000)), 16);                 \
+    const v128_t both_ =                                                                                         \
+        wasm_v128_or(wasm_f32x4_mul(magnitude_, wasm_f32x4_const(0x1p112f, 0x1p84f, 0x1p112f, 0x1p84f)), sign_); \
+    vscale = wasm_i32x4_shuffle(both_, both_, 1, 1, 1, 1);                                                        \
+    vbias = wasm_i32x4_shuffle(both_, both_, 0, 0, 0, 0);                                                         \
+  } while (0)
+
+/* The 16 codes (as 16*q bytes) of a 4x4 leaf, both decodings computed, selected by mode (no branch:
+ * modes alternate unpredictably). Both start from the payload's nibbles in order (nibble 2i = low
+ * half of byte i): an FP4 code is one nibble; a T158 nibble holds two symbols, so each nibble is
+ * repeated (unpack with itself) and the even copy masked with 0x03, the odd one with 0x0c, which
+ * leaves symbol s as index s or 4*s of a 16*code table. */
+static inline __attribute__((always_inline)) v128_t small_nibbles(v128_t v, int high_half) {
+  const v128_t low4 = wasm_i8x16_splat(0x0f);
+  const v128_t lo = wasm_v128_and(v, low4), hi = wasm_v128_and(wasm_u16x8_shr(v, 4), low4);
+  return high_half ? wasm_i8x16_shuffle(lo, hi, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)
+                   : wasm_i8x16_shuffle(lo, hi, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+}
+/* T158 codes of nibbles 0..7 (high_half = 0) or 8..15 of nib. */
+static inline __attribute__((always_inline)) v128_t t158_from_nibbles(v128_t nib, int high_half) {
+  const v128_t t158_of = wasm_i8x16_const(0, 16, -16, 0, 16, 0, 0, 0, -16, 0, 0, 0, 0, 0, 0, 0);
+  const v128_t pick = wasm_i16x8_splat(0x0c03);
+  const v128_t twice = high_half ? wasm_i8x16_shuffle(nib, nib, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31)
+                                 : wasm_i8x16_shuffle(nib, nib, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  return wasm_i8x16_swizzle(t158_of, wasm_v128_and(twice, pick));
+}
+/* 16*nibble: nibbles are < 16, so the 16-bit shift carries nothing into the next byte. */
+static inline __attribute__((always_inline)) v128_t fp4_from_nibbles(v128_t nib) { return wasm_i16x8_shl(nib, 4); }
+
+static inline __attribute__((always_inline)) v128_t codes_4x4(const u8 *payload, u32 mode) {
+  const v128_t nib = small_nibbles(wasm_v128_load(payload), 0);
+  return wasm_v128_bitselect(t158_from_nibbles(nib, 0), fp4_from_nibbles(nib), wasm_i8x16_splat(mode ? -1 : 0));
+}
+
+/* The 4 rows (4 floats each) of a 4x4 leaf from its codes. */
+#define ROWS_4x4(codes, vscale, vbias, row0, row1, row2, row3)                                                     \
+  do {                                                                                                           \
+    const v128_t z_ = wasm_i32x4_const(0, 0, 0, 0);                                                              \
+    const v128_t lo_ = wasm_i8x16_shuffle(z_, codes, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);      \
+    const v128_t hi_ = wasm_i8x16_shuffle(z_, codes, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31); \
+    row0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i16x8_shuffle(z_, lo_, 0, 8, 1, 9, 2, 10, 3, 11)), vscale), vbias); \
+    row1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i16x8_shuffle(z_, lo_, 4, 12, 5, 13, 6, 14, 7, 15)), vscale), vbias); \
+    row2 = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i16x8_shuffle(z_, hi_, 0, 8, 1, 9, 2, 10, 3, 11)), vscale), vbias); \
+    row3 = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i16x8_shuffle(z_, hi_, 4, 12, 5, 13, 6, 14, 7, 15)), vscale), vbias); \
+  } while (0)
+
 /*
  * Expand `count` leaves. Output element (r, c) goes to out[(r - row_base) * cols + c], which lets
  * the caller decode a band of macroblock rows into a small buffer.
@@ -182,16 +236,41 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
         continue;
       }
     }
-    /* Both FP16 halves at once, branch-free: (h & 0x7fff) << 13 read as f32 is |h| * 2^-112 exactly
-     * (FP16 subnormals land on f32 subnormals, kept by wasm), so * 2^112 gives |bias| and * 2^84
-     * gives |scale| * 2^-28, both exact; the sign bit is ORed back. Non-finite halves are rejected
-     * by the validator. Lanes: 0 = bias (low half), 1 = scale (high half). */
-    const v128_t halves = wasm_u32x4_extend_low_u16x8(wasm_i32x4_splat((int)params));
-    const v128_t magnitude = wasm_i32x4_shl(wasm_v128_and(halves, wasm_i32x4_splat(0x7fff)), 13);
-    const v128_t sign = wasm_i32x4_shl(wasm_v128_and(halves, wasm_i32x4_splat(0x8000)), 16);
-    const v128_t both = wasm_v128_or(wasm_f32x4_mul(magnitude, wasm_f32x4_const(0x1p112f, 0x1p84f, 0x1p112f, 0x1p84f)), sign);
-    const v128_t vscale = wasm_i32x4_shuffle(both, both, 1, 1, 1, 1);
-    const v128_t vbias = wasm_i32x4_shuffle(both, both, 0, 0, 0, 0);
+    /* Four 4x4 leaves side by side (FULL_4x4 stores them so): decoded together so each output row
+     * gets 64 contiguous bytes, one cache line, in four back-to-back stores. One 4x4 leaf alone
+     * writes 16 bytes into each of 4 lines, which costs ~3x more per leaf once the output is
+     * bigger than the cache. */
+    if (lg == 2u && (x & 15u) == 0 && count - n > 3u && block_inside && y + 4u <= 64u && table[4] == block &&
+        table[8] == block && table[12] == block && (table[5] & 0x7fffu) == (geometry & 0x7fffu) + (4u << 6) &&
+        (table[9] & 0x7fffu) == (geometry & 0x7fffu) + (8u << 6) &&
+        (table[13] & 0x7fffu) == (geometry & 0x7fffu) + (12u << 6)) {
+      v128_t s0, b0, s1, b1, s2, b2, s3, b3;
+      LEAF_SCALE_BIAS(params, s0, b0);
+      LEAF_SCALE_BIAS(table[6], s1, b1);
+      LEAF_SCALE_BIAS(table[10], s2, b2);
+      LEAF_SCALE_BIAS(table[14], s3, b3);
+      const v128_t c0 = codes_4x4(payload, mode), c1 = codes_4x4((const u8 *)table[7], (table[5] >> 15) & 1u);
+      const v128_t c2 = codes_4x4((const u8 *)table[11], (table[9] >> 15) & 1u);
+      const v128_t c3 = codes_4x4((const u8 *)table[15], (table[13] >> 15) & 1u);
+      v128_t a0, a1, a2, a3, e0, e1, e2, e3, g0, g1, g2, g3, h0, h1, h2, h3;
+      ROWS_4x4(c0, s0, b0, a0, a1, a2, a3);
+      ROWS_4x4(c1, s1, b1, e0, e1, e2, e3);
+      ROWS_4x4(c2, s2, b2, g0, g1, g2, g3);
+      ROWS_4x4(c3, s3, b3, h0, h1, h2, h3);
+      float *p = dst;
+      wasm_v128_store(p, a0), wasm_v128_store(p + 4, e0), wasm_v128_store(p + 8, g0), wasm_v128_store(p + 12, h0);
+      p += cols;
+      wasm_v128_store(p, a1), wasm_v128_store(p + 4, e1), wasm_v128_store(p + 8, g1), wasm_v128_store(p + 12, h1);
+      p += cols;
+      wasm_v128_store(p, a2), wasm_v128_store(p + 4, e2), wasm_v128_store(p + 8, g2), wasm_v128_store(p + 12, h2);
+      p += cols;
+      wasm_v128_store(p, a3), wasm_v128_store(p + 4, e3), wasm_v128_store(p + 8, g3), wasm_v128_store(p + 12, h3);
+      n += 3u;
+      table += 12;
+      continue;
+    }
+    v128_t vscale, vbias;
+    LEAF_SCALE_BIAS(params, vscale, vbias);
     /* 4x4 and 8x8 leaves (most leaves of fine layouts): both decodings, select by mode; no branch
      * on the mode, which alternates unpredictably. Both start from the payload's nibbles in order
      * (nibble 2i = low half of byte i): an FP4 code is one nibble, a T158 nibble holds two symbols. */
