@@ -199,6 +199,31 @@ static inline __attribute__((always_inline)) v128_t codes_4x4(const u8 *payload,
     row3 = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i16x8_shuffle(z_, hi_, 4, 12, 5, 13, 6, 14, 7, 15)), vscale), vbias); \
   } while (0)
 
+/* The 64 codes of an 8x8 leaf as four 16-code vectors (rows 0-1, 2-3, 4-5, 6-7), like codes_4x4.
+ * FP4 uses 32 bytes, T158 16: the second load of a T158 leaf may lie past the stream copy; the JS
+ * side reserves 16 bytes of slack there (INPUT_SLACK_BYTES). */
+#define CODES_8x8(payload, mode, k0, k1, k2, k3)                                                                  \
+  do {                                                                                                           \
+    const v128_t sel_ = wasm_i8x16_splat((mode) ? -1 : 0);                                                        \
+    const v128_t v0_ = wasm_v128_load(payload), v1_ = wasm_v128_load((payload) + 16);                              \
+    const v128_t n0_ = small_nibbles(v0_, 0), n1_ = small_nibbles(v0_, 1);                                       \
+    k0 = wasm_v128_bitselect(t158_from_nibbles(n0_, 0), fp4_from_nibbles(n0_), sel_);                             \
+    k1 = wasm_v128_bitselect(t158_from_nibbles(n0_, 1), fp4_from_nibbles(n1_), sel_);                             \
+    k2 = wasm_v128_bitselect(t158_from_nibbles(n1_, 0), fp4_from_nibbles(small_nibbles(v1_, 0)), sel_);           \
+    k3 = wasm_v128_bitselect(t158_from_nibbles(n1_, 1), fp4_from_nibbles(small_nibbles(v1_, 1)), sel_);           \
+  } while (0)
+
+/* Two rows of two side-by-side 8x8 leaves from their 16-code vectors: 64 contiguous bytes a row. */
+#define ROWS_PAIR_8x8(p, cols, ka, sa, ba, kb, sb, bb)                                                            \
+  do {                                                                                                           \
+    v128_t a0_, a1_, a2_, a3_, e0_, e1_, e2_, e3_;                                                               \
+    ROWS_4x4(ka, sa, ba, a0_, a1_, a2_, a3_);                                                                    \
+    ROWS_4x4(kb, sb, bb, e0_, e1_, e2_, e3_);                                                                    \
+    wasm_v128_store(p, a0_), wasm_v128_store((p) + 4, a1_), wasm_v128_store((p) + 8, e0_), wasm_v128_store((p) + 12, e1_); \
+    wasm_v128_store((p) + (cols), a2_), wasm_v128_store((p) + (cols) + 4, a3_);                                  \
+    wasm_v128_store((p) + (cols) + 8, e2_), wasm_v128_store((p) + (cols) + 12, e3_);                             \
+  } while (0)
+
 /*
  * Expand `count` leaves. Output element (r, c) goes to out[(r - row_base) * cols + c], which lets
  * the caller decode a band of macroblock rows into a small buffer.
@@ -267,6 +292,22 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
       wasm_v128_store(p, a3), wasm_v128_store(p + 4, e3), wasm_v128_store(p + 8, g3), wasm_v128_store(p + 12, h3);
       n += 3u;
       table += 12;
+      continue;
+    }
+    /* Two side-by-side 8x8 leaves (UNIFORM_8 stores them so), for the same reason: whole lines. */
+    if (lg == 3u && (x & 15u) == 0 && count - n > 1u && block_inside && y + 8u <= 64u && table[4] == block &&
+        (table[5] & 0x7fffu) == (geometry & 0x7fffu) + (8u << 6)) {
+      v128_t sa, ba, sb, bb, ka0, ka1, ka2, ka3, kb0, kb1, kb2, kb3;
+      LEAF_SCALE_BIAS(params, sa, ba);
+      LEAF_SCALE_BIAS(table[6], sb, bb);
+      CODES_8x8(payload, mode, ka0, ka1, ka2, ka3);
+      CODES_8x8((const u8 *)table[7], (table[5] >> 15) & 1u, kb0, kb1, kb2, kb3);
+      ROWS_PAIR_8x8(dst, cols, ka0, sa, ba, kb0, sb, bb);
+      ROWS_PAIR_8x8(dst + 2 * cols, cols, ka1, sa, ba, kb1, sb, bb);
+      ROWS_PAIR_8x8(dst + 4 * cols, cols, ka2, sa, ba, kb2, sb, bb);
+      ROWS_PAIR_8x8(dst + 6 * cols, cols, ka3, sa, ba, kb3, sb, bb);
+      n += 1u;
+      table += 4;
       continue;
     }
     v128_t vscale, vbias;
