@@ -3,15 +3,14 @@
  * when called concurrently (the device and its queue are shared), the event loop keeps running
  * during a large decode, and every rejection carries its Sgfp4Error code.
  */
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { GOLDEN_DIR, goldenVectors } from "./golden.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { MODE_FP4, isSgfp4Error, writeV1, type Shape } from "@sgfp4/format";
 import { describe, expect, it } from "vitest";
 import { createConformanceBackend, decode, decodeAsync, decodeIntoAsync, nativeAddon } from "../src/index.js";
 import { Rng, firstBitDifference, generateValid, weightValue } from "@sgfp4/testkit";
 
-const here = dirname(fileURLToPath(import.meta.url));
 const SHAPES: Shape[] = [[1, 1], [3, 200], [65, 63], [130, 70], [64, 64], [200, 129], [1, 257], [128, 1]];
 
 describe("decodeAsync matches construction and the synchronous decode bit for bit", () => {
@@ -41,17 +40,10 @@ describe("decodeAsync matches construction and the synchronous decode bit for bi
 });
 
 describe("golden vectors through decodeAsync", () => {
-  const dir = join(here, "..", "..", "..", "golden-vectors", "vectors");
-  const index = existsSync(join(dir, "index.json")) ? (JSON.parse(readFileSync(join(dir, "index.json"), "utf8")) as { vectors: string[] }) : { vectors: [] };
-  it("are present", () => expect(index.vectors.length).toBeGreaterThan(0));
-  for (const file of index.vectors) {
-    const v = JSON.parse(readFileSync(join(dir, file), "utf8")) as {
-      id: string;
-      profile: "v1" | "v2";
-      container: string;
-      shape: [number, number];
-      expect: { decode?: { output?: string }; reject?: string };
-    };
+  const dir = GOLDEN_DIR;
+  const vectors = goldenVectors();
+  it("are present", () => expect(vectors.length).toBeGreaterThan(0));
+  for (const v of vectors) {
     it(v.id, async () => {
       const bytes = new Uint8Array(readFileSync(join(dir, v.container)));
       if (v.expect.reject) {

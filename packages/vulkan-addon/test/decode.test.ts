@@ -1,12 +1,11 @@
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { readFileSync } from "node:fs";
+import { GOLDEN_DIR, goldenVectors } from "./golden.js";
+import { join } from "node:path";
 import { MODE_FP4, MODE_T158, Sgfp4Error, isSgfp4Error, writeV1, writeV2, type Shape } from "@sgfp4/format";
 import { describe, expect, it } from "vitest";
 import { createConformanceBackend, decode, decodeInto, info, nativeAddon } from "../src/index.js";
 import { Rng, firstBitDifference, generateValid, treeLeaves, weightValue } from "@sgfp4/testkit";
 
-const here = dirname(fileURLToPath(import.meta.url));
 const bits = (f: Float32Array) => Array.from(new Uint32Array(f.buffer, f.byteOffset, f.length));
 
 describe("device", () => {
@@ -95,17 +94,10 @@ describe("hand-built containers, expected values from construction", () => {
 });
 
 describe("golden vectors", () => {
-  const dir = join(here, "..", "..", "..", "golden-vectors", "vectors");
-  const index = existsSync(join(dir, "index.json")) ? (JSON.parse(readFileSync(join(dir, "index.json"), "utf8")) as { vectors: string[] }) : { vectors: [] };
-  it("are present", () => expect(index.vectors.length).toBeGreaterThan(0));
-  for (const file of index.vectors) {
-    const v = JSON.parse(readFileSync(join(dir, file), "utf8")) as {
-      id: string;
-      profile: "v1" | "v2";
-      container: string;
-      shape: [number, number];
-      expect: { decode?: { output?: string }; reject?: string };
-    };
+  const dir = GOLDEN_DIR;
+  const vectors = goldenVectors();
+  it("are present", () => expect(vectors.length).toBeGreaterThan(0));
+  for (const v of vectors) {
     it(v.id, () => {
       const bytes = new Uint8Array(readFileSync(join(dir, v.container)));
       if (v.expect.reject) {
