@@ -10,16 +10,16 @@ layout(local_size_x = 256) in;
 // layouts, a binary search over the leaves' Z-order keys for MIXED (pre-order DFS is Z-order).
 // `restrict` and all four payload words loaded before any store.
 //
-// Code extraction, candidate not yet measured on a GPU (UNIFIED_MODES_MULTI_LEAF): when a
+// Code extraction, candidate measured and rejected (UNIFIED_MODES_MULTI_LEAF): when a
 // macroblock holds several leaves, one warp's lanes can cover FP4 and T158 leaves at once, and a
 // branch on the mode runs both sides for the whole warp; the candidate extracts both modes on one
-// branch-free path there (the WebGPU decoder's `cells-unified` finding on the H200: v2 0.62 ->
-// 0.77 of the copy). Single-leaf macroblocks (all of v1) keep the branch, uniform there. The
-// default pipeline is the run-3 shader (branch always), the figures of record in BENCHMARKS.md.
-// scripts/build-native.mjs compiles the benchmark's second pipeline with -DSERIAL_FILL (the
-// name of the run-2 baseline it used to hold); that define now selects the candidate, so one
-// benchmark run times both in the same rounds. Bit-exact on lavapipe as the default (tests and
-// conformance, commit 13aa8cb).
+// branch-free path there (after the WebGPU decoder's `cells-unified`). Single-leaf macroblocks
+// (all of v1) keep the branch. On the H200 (BENCHMARKS.md run 4) it was 4% slower on v2 and 1%
+// on v1, so the default pipeline stays the run-3 shader (branch always). It is kept as the
+// benchmark's second pipeline so a revision can be timed against the default in the same rounds:
+// scripts/build-native.mjs compiles that pipeline with -DSERIAL_FILL (the name of the run-2
+// baseline it used to hold), which selects the candidate. Bit-exact on lavapipe as the default
+// (tests and conformance, commit 13aa8cb).
 #ifdef SERIAL_FILL
 #define UNIFIED_MODES_MULTI_LEAF
 #endif
