@@ -64,6 +64,13 @@ export interface LeafFit {
   errorHint: boolean;
 }
 
+/**
+ * Math.round(y) compiles to a branch on the fraction, which data mispredicts about half the
+ * time. `floor(y) + (y - floor(y) >= 0.5)` is the same number for every double (y - floor(y) is
+ * exact; |y| >= 2^52 is already an integer), except that it gives +0 where Math.round gives -0
+ * (y in [-0.5, -0]): codes go to an Int8Array and every sum, product and decode treats the two
+ * zeros alike, so no output changes.
+ */
 /** Elements between early-exit checks: the sums run in the same order, only the checks are fewer. */
 const CHUNK = 64;
 /**
@@ -132,7 +139,9 @@ function exactSearch(c: Float64Array, n: number, candidateBits: Int32Array, cons
       const end = i0 + SEARCH_CHUNK < n ? i0 + SEARCH_CHUNK : n;
       for (let i = i0; i < end; i++) {
         const x = c[i]!;
-        let q = Math.round(x * inv);
+        const y = x * inv;
+        const floorY = Math.floor(y);
+        let q = floorY + +(y - floorY >= 0.5); // Math.round(y), without its data-dependent branch
         if (q > 7) q = 7;
         else if (q < -8) q = -8;
         const d = x - S * q;
@@ -170,7 +179,7 @@ function bucketSearch(v: Float64Array, c: Float64Array, n: number, B: number, ab
   let wAbsMax = 0;
   for (let i = 0; i < n; i++) {
     const w = v[i]!;
-    const aw = w < 0 ? -w : w;
+    const aw = Math.abs(w); // compiles without a branch (a sign branch mispredicts on data)
     if (aw > wAbsMax) wAbsMax = aw;
     const x = c[i]!;
     // any bucket is correct (min/max are tracked); this one keeps buckets narrow
@@ -245,7 +254,9 @@ function bucketSearch(v: Float64Array, c: Float64Array, n: number, B: number, ab
       } else {
         for (let i = lo; i < hi; i++) {
           const x = bucketedW[i]! - B; // the same number as c[i]
-          let q = Math.round(x * inv);
+          const y = x * inv;
+          const floorY = Math.floor(y);
+          let q = floorY + +(y - floorY >= 0.5); // Math.round(y), branch-free
           if (q > 7) q = 7;
           else if (q < -8) q = -8;
           const d = x - S * q;
@@ -335,7 +346,7 @@ function assignZero(v: Float64Array, n: number, B: number, out: Int8Array): Pass
     out[i] = 0;
     const e = v[i]! - w0;
     sse += e * e;
-    const a = e < 0 ? -e : e;
+    const a = Math.abs(e);
     if (a > maxAbs) maxAbs = a;
   }
   return passResult(sse, maxAbs, 0, 0, 0);
@@ -353,13 +364,15 @@ function assignFp4(v: Float64Array, n: number, S: number, B: number, out: Int8Ar
     const end = i0 + CHUNK < n ? i0 + CHUNK : n;
     for (let i = i0; i < end; i++) {
       const w = v[i]!;
-      let q = Math.round((w - B) * inv);
+      const y = (w - B) * inv;
+      const floorY = Math.floor(y);
+      let q = floorY + +(y - floorY >= 0.5); // Math.round(y), branch-free
       if (q > 7) q = 7;
       else if (q < -8) q = -8;
       out[i] = q;
       const e = w - Math.fround(S * q + B);
       sse += e * e;
-      const a = e < 0 ? -e : e;
+      const a = Math.abs(e); // branch-free (the sign of e is unpredictable)
       if (a > maxAbs) maxAbs = a;
       sq += q;
       sqq += q * q;
@@ -394,7 +407,7 @@ function assignT158(v: Float64Array, n: number, S: number, B: number, out: Int8A
       out[i] = q;
       const e = w - decoded[q + 1]!;
       sse += e * e;
-      const a = e < 0 ? -e : e;
+      const a = Math.abs(e); // branch-free (the sign of e is unpredictable)
       if (a > maxAbs) maxAbs = a;
       sq += q;
       sqq += q * q;
@@ -603,7 +616,9 @@ function estimateRound(n: number, mode: Mode, S: number, B: number): RoundEstima
 }
 
 function fp4Code(w: number, B: number, inv: number): number {
-  const q = Math.round((w - B) * inv);
+  const y = (w - B) * inv;
+  const floorY = Math.floor(y);
+  const q = floorY + +(y - floorY >= 0.5); // Math.round(y), branch-free
   return q > 7 ? 7 : q < -8 ? -8 : q;
 }
 

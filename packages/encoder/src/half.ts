@@ -14,6 +14,11 @@ for (let k = 1; k <= 30; k++) {
   POW2[30 - k] = POW2[31 - k]! / 2;
 }
 const pow2 = (k: number): number => POW2[30 + k]!;
+/** One double and its two 32-bit words, to read its exponent field. */
+const exponentView = new Float64Array(1);
+const exponentWords = new Uint32Array(exponentView.buffer);
+// the high word holds the exponent; it is word 1 on little-endian hosts (all Node targets)
+if (((exponentView[0] = 1), exponentWords[1]) !== 0x3ff00000) throw new Error("@sgfp4/encoder needs a little-endian host");
 
 /** Round to the nearest integer, ties to even (exact for |f| < 2^52). */
 function roundHalfEven(f: number): number {
@@ -43,9 +48,11 @@ export function nearestHalfBits(x: number, quantum: 1 | 16 = 1): number {
     // subnormal range: value = mant * 2^-24
     bits = roundHalfEven((a * pow2(24)) / quantum) * quantum; // may carry to 0x400 (smallest normal): correct
   } else {
-    let e = -14;
-    while (e < 15 && a >= pow2(e + 1)) e++;
-    const f = a * pow2(10 - e); // in [1024, 2048)
+    // e = floor(log2 a), read from the double's exponent field (exact; a is a normal double in
+    // [2^-14, 65504] here): the old loop counted up from -14, ~15 steps per call
+    exponentView[0] = a;
+    const e = (exponentWords[1]! >>> 20) - 1023;
+    const f = a * POW2[40 - e]!; // a * 2^(10 - e), in [1024, 2048)
     const r = roundHalfEven(f / quantum) * quantum; // up to 2048: the carry moves into the exponent
     bits = ((e + 15) << 10) + (r - 1024);
   }

@@ -34,6 +34,41 @@ describe("nearestHalfBits", () => {
     expect(biasToHalfBits(65504, true)).toBe(0x7bf0); // nearest would be Inf: largest finite masked
     expect(biasToHalfBits(1 + 31 * ULP1, false)).toBe(0x3c1f);
   });
+  it("matches a reference that finds the exponent by counting (every binade, both quanta, near powers of two)", () => {
+    // the pre-optimisation algorithm: exponent by counting up from -14
+    const reference = (x: number, quantum: 1 | 16): number => {
+      const sign = x < 0 || Object.is(x, -0) ? 0x8000 : 0;
+      const a = Math.min(Math.abs(x), 65504);
+      const even = (f: number): number => {
+        const fl = Math.floor(f);
+        return f - fl > 0.5 ? fl + 1 : f - fl < 0.5 ? fl : fl % 2 === 0 ? fl : fl + 1;
+      };
+      let bits: number;
+      if (a < 2 ** -14) bits = even((a * 2 ** 24) / quantum) * quantum;
+      else {
+        let e = -14;
+        while (e < 15 && a >= 2 ** (e + 1)) e++;
+        bits = ((e + 15) << 10) + (even((a * 2 ** (10 - e)) / quantum) * quantum - 1024);
+      }
+      return sign | Math.min(bits, quantum === 16 ? 0x7bf0 : 0x7bff);
+    };
+    const values: number[] = [];
+    for (let e = -26; e <= 17; e++) {
+      const p = 2 ** e;
+      values.push(p, p * (1 - 2 ** -53), p * (1 + 2 ** -52), p * 1.0004882812500002, p * 1.3, p * 1.99951171875, p * 1.999755859375);
+    }
+    let seed = 12345;
+    for (let i = 0; i < 3000; i++) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      values.push((seed / 2 ** 31) * 2 ** ((i % 44) - 26));
+    }
+    for (const v of values) {
+      for (const x of [v, -v]) {
+        expect(nearestHalfBits(x, 1)).toBe(reference(x, 1));
+        expect(nearestHalfBits(x, 16)).toBe(reference(x, 16));
+      }
+    }
+  });
   it("scale is never negative", () => {
     expect(scaleToHalfBits(-1)).toBe(0);
     expect(scaleToHalfBits(0)).toBe(0);
