@@ -456,71 +456,295 @@ done:
   return (int)n;
 }
 
+/* Header checks common to validate_v2 and validate_decode_v2; the record region's base, or 0 for "not ok"
+ * (a valid base is at least 16). */
+static inline u32 v2_record_base(const u8 *in, u32 len, u32 blocks) {
+  if (len < 16) return 0;
+  if (in[0] != 0x53 || in[1] != 0x47 || in[2] != 0x46 || in[3] != 0x34 || in[4] != 0x02) return 0;
+  if (load32(in + 5) != blocks) return 0;
+  if (!all_zero(in, 9, 16)) return 0;
+  const u64 table_end = 16ull + 4ull * blocks, base = (table_end + 15u) & ~15ull;
+  if (base > len) return 0;
+  if (!all_zero(in, (u32)table_end, (u32)base)) return 0;
+  return (u32)base;
+}
+
+/* Where record b starts (offsets must rise: *prev holds the previous one), with its 4-byte layout
+ * word inside the stream; -1 for "not ok". */
+static inline long long v2_record_start(const u8 *in, u32 len, u32 base, u32 b, long long *prev) {
+  const u32 rel = load32(in + 16u + 4u * b);
+  if (rel & 15u) return -1;
+  if ((long long)rel <= *prev) return -1;
+  *prev = rel;
+  const u64 start64 = (u64)base + rel;
+  if (start64 + 4u > len) return -1;
+  return (long long)start64;
+}
+
+/* Validate the record at `start` (block b) and write its leaves to t (at most cap); the leaf
+ * count, or -1 for "not ok". */
+static inline __attribute__((always_inline)) int v2_record(const u8 *in, u32 len, u32 start, u32 b, u32 *t, u32 cap,
+                                                           u32 addr_base) {
+  const u32 sb = load32(in + start);
+  if (sb >> 3) return -1;
+  const u32 layout = sb & 7u;
+  if (layout > 5u) return -1;
+  u32 n, headers_at = start + 4u;
+  if (layout == 4u) {
+    if ((u64)start + 16u > len) return -1;
+    const int walked = walk_split_map(load32(in + start + 4u), load32(in + start + 8u), load32(in + start + 12u), t, cap);
+    if (walked < 0) return -1;
+    n = (u32)walked;
+    headers_at = start + 16u;
+  } else {
+    const u32 lg = layout == 5u ? 2u : 6u - layout;
+    const u32 per_row = 64u >> lg;
+    n = per_row * per_row;
+    if (n > cap) return -1;
+    const u32 row_shift = 6u - lg; /* per_row is a power of two: shifts, not divisions */
+    for (u32 i = 0; i < n; i++) t[4 * i + 1] = ((i >> row_shift) << lg) | ((i & (per_row - 1u)) << (lg + 6u)) | (lg << 12);
+  }
+  const u64 headers_end = (u64)headers_at + 4u * n;
+  if (headers_end > len) return -1;
+  const u64 payload_start = (headers_end + 15u) & ~15ull;
+  if (payload_start > len) return -1;
+  if (!all_zero(in, (u32)headers_end, (u32)payload_start)) return -1;
+  u64 p = payload_start;
+  for (u32 i = 0; i < n; i++) {
+    const u32 h = load32(in + headers_at + 4u * i);
+    if (h & 0xeu) return -1;
+    if (half_nonfinite(h >> 16) || half_nonfinite(h & 0xfff0u)) return -1;
+    const u32 mode = h & 1u, g = t[4 * i + 1], lg = g >> 12;
+    const u32 used = mode ? (1u << (2u * lg)) >> 2 : (1u << (2u * lg)) >> 1;
+    const u32 padded = (used + 15u) & ~15u;
+    if (p + padded > len) return -1;
+    if (!padding_zero(in + (u32)p + padded - 16u, used)) return -1;
+    t[4 * i] = b;
+    t[4 * i + 1] = g | (mode << 15);
+    t[4 * i + 2] = h & 0xfffffff0u;
+    t[4 * i + 3] = (u32)p + addr_base;
+    p += padded;
+  }
+  return (int)n;
+}
+
 __attribute__((export_name("validate_v2"))) int validate_v2(const u8 *in, u32 len, u32 blocks, u32 *table, u32 table_cap,
                                                             u32 addr_base, u32 *block_first) {
-  if (len < 16) return -1;
-  if (in[0] != 0x53 || in[1] != 0x47 || in[2] != 0x46 || in[3] != 0x34 || in[4] != 0x02) return -1;
-  if (load32(in + 5) != blocks) return -1;
-  if (!all_zero(in, 9, 16)) return -1;
-  const u64 table_end = 16ull + 4ull * blocks, base = (table_end + 15u) & ~15ull;
-  if (base > len) return -1;
-  if (!all_zero(in, (u32)table_end, (u32)base)) return -1;
+  const u32 base = v2_record_base(in, len, blocks);
+  if (!base) return -1;
   u32 count = 0;
   long long prev = -1;
   for (u32 b = 0; b < blocks; b++) {
-    const u32 rel = load32(in + 16u + 4u * b);
-    if (rel & 15u) return -1;
-    if ((long long)rel <= prev) return -1;
-    prev = rel;
-    const u64 start64 = base + rel;
-    if (start64 >= len) return -1;
-    const u32 start = (u32)start64;
-    if ((u64)start + 4u > len) return -1;
-    const u32 sb = load32(in + start);
-    if (sb >> 3) return -1;
-    const u32 layout = sb & 7u;
-    if (layout > 5u) return -1;
-    u32 *t = table + 4ull * count;
-    u32 n, headers_at = start + 4u;
-    if (layout == 4u) {
-      if ((u64)start + 16u > len) return -1;
-      const int walked = walk_split_map(load32(in + start + 4u), load32(in + start + 8u), load32(in + start + 12u), t,
-                                        table_cap - count);
-      if (walked < 0) return -1;
-      n = (u32)walked;
-      headers_at = start + 16u;
-    } else {
-      const u32 lg = layout == 5u ? 2u : 6u - layout;
-      const u32 per_row = 64u >> lg;
-      n = per_row * per_row;
-      if (n > table_cap - count) return -1;
-      const u32 row_shift = 6u - lg; /* per_row is a power of two: shifts, not divisions */
-      for (u32 i = 0; i < n; i++) t[4 * i + 1] = ((i >> row_shift) << lg) | ((i & (per_row - 1u)) << (lg + 6u)) | (lg << 12);
-    }
-    const u64 headers_end = (u64)headers_at + 4u * n;
-    if (headers_end > len) return -1;
-    const u64 payload_start = (headers_end + 15u) & ~15ull;
-    if (payload_start > len) return -1;
-    if (!all_zero(in, (u32)headers_end, (u32)payload_start)) return -1;
-    u64 p = payload_start;
-    for (u32 i = 0; i < n; i++) {
-      const u32 h = load32(in + headers_at + 4u * i);
-      if (h & 0xeu) return -1;
-      if (half_nonfinite(h >> 16) || half_nonfinite(h & 0xfff0u)) return -1;
-      const u32 mode = h & 1u, g = t[4 * i + 1], lg = g >> 12;
-      const u32 used = mode ? (1u << (2u * lg)) >> 2 : (1u << (2u * lg)) >> 1;
-      const u32 padded = (used + 15u) & ~15u;
-      if (p + padded > len) return -1;
-      if (!padding_zero(in + (u32)p + padded - 16u, used)) return -1;
-      t[4 * i] = b;
-      t[4 * i + 1] = g | (mode << 15);
-      t[4 * i + 2] = h & 0xfffffff0u;
-      t[4 * i + 3] = (u32)p + addr_base;
-      p += padded;
-    }
+    const long long start = v2_record_start(in, len, base, b, &prev);
+    if (start < 0) return -1;
+    const int n = v2_record(in, len, (u32)start, b, table + 4ull * count, table_cap - count, addr_base);
+    if (n < 0) return -1;
     block_first[b] = count;
-    count += n;
+    count += (u32)n;
   }
   block_first[blocks] = count;
   return (int)count;
+}
+
+/*
+ * A FULL_4x4 record wholly inside the tensor, validated and expanded without a leaf table: four
+ * side-by-side leaves at a time (one 16-byte load of their headers, checked together), so each
+ * output row gets 64 contiguous bytes. 1 = ok, 0 = not ok.
+ */
+static int full_4x4_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) {
+  const u64 headers_at = (u64)start + 4u, payload_at = (headers_at + 1024u + 15u) & ~15ull;
+  if (payload_at + 256u * 16u > len) return 0;
+  if (!all_zero(in, (u32)(headers_at + 1024u), (u32)payload_at)) return 0;
+  const u8 *headers = in + (u32)headers_at, *payload = in + (u32)payload_at;
+  /* bytes a payload chunk must leave zero: 8..15 for FP4 (8 bytes used), 4..15 for T158 (4 used) */
+  const v128_t pad_fp4 = wasm_i32x4_const(0, 0, -1, -1), pad_t158 = wasm_i32x4_const(0, -1, -1, -1);
+  const v128_t exponent = wasm_i16x8_splat(0x7c00);
+  v128_t bad = wasm_i32x4_const(0, 0, 0, 0);
+  for (u32 group = 0; group < 64u; group++, headers += 16, payload += 64) {
+    const v128_t h = wasm_v128_load(headers);
+    /* reserved header bits 1-3 set, or a non-finite scale or bias (exponent all ones) */
+    bad = wasm_v128_or(bad, wasm_v128_and(h, wasm_i32x4_splat(0xe)));
+    bad = wasm_v128_or(bad, wasm_i16x8_eq(wasm_v128_and(h, exponent), exponent));
+    const v128_t modes = wasm_i32x4_sub(wasm_i32x4_const(0, 0, 0, 0), wasm_v128_and(h, wasm_i32x4_splat(1)));
+    /* scale * 2^-28 and bias of the four leaves at once, as LEAF_SCALE_BIAS does for one */
+    const v128_t scale_half = wasm_u32x4_shr(h, 16), bias_half = wasm_v128_and(h, wasm_i32x4_splat(0xfff0));
+    const v128_t scales = wasm_v128_or(
+        wasm_f32x4_mul(wasm_i32x4_shl(wasm_v128_and(scale_half, wasm_i32x4_splat(0x7fff)), 13), wasm_f32x4_splat(0x1p84f)),
+        wasm_i32x4_shl(wasm_v128_and(scale_half, wasm_i32x4_splat(0x8000)), 16));
+    const v128_t biases = wasm_v128_or(
+        wasm_f32x4_mul(wasm_i32x4_shl(wasm_v128_and(bias_half, wasm_i32x4_splat(0x7fff)), 13), wasm_f32x4_splat(0x1p112f)),
+        wasm_i32x4_shl(wasm_v128_and(bias_half, wasm_i32x4_splat(0x8000)), 16));
+    const v128_t v0 = wasm_v128_load(payload), v1 = wasm_v128_load(payload + 16);
+    const v128_t v2 = wasm_v128_load(payload + 32), v3 = wasm_v128_load(payload + 48);
+    const v128_t m0 = wasm_i32x4_shuffle(modes, modes, 0, 0, 0, 0), m1 = wasm_i32x4_shuffle(modes, modes, 1, 1, 1, 1);
+    const v128_t m2 = wasm_i32x4_shuffle(modes, modes, 2, 2, 2, 2), m3 = wasm_i32x4_shuffle(modes, modes, 3, 3, 3, 3);
+    bad = wasm_v128_or(bad, wasm_v128_and(v0, wasm_v128_bitselect(pad_t158, pad_fp4, m0)));
+    bad = wasm_v128_or(bad, wasm_v128_and(v1, wasm_v128_bitselect(pad_t158, pad_fp4, m1)));
+    bad = wasm_v128_or(bad, wasm_v128_and(v2, wasm_v128_bitselect(pad_t158, pad_fp4, m2)));
+    bad = wasm_v128_or(bad, wasm_v128_and(v3, wasm_v128_bitselect(pad_t158, pad_fp4, m3)));
+    const v128_t n0 = small_nibbles(v0, 0), n1 = small_nibbles(v1, 0), n2 = small_nibbles(v2, 0), n3 = small_nibbles(v3, 0);
+    const v128_t c0 = wasm_v128_bitselect(t158_from_nibbles(n0, 0), fp4_from_nibbles(n0), m0);
+    const v128_t c1 = wasm_v128_bitselect(t158_from_nibbles(n1, 0), fp4_from_nibbles(n1), m1);
+    const v128_t c2 = wasm_v128_bitselect(t158_from_nibbles(n2, 0), fp4_from_nibbles(n2), m2);
+    const v128_t c3 = wasm_v128_bitselect(t158_from_nibbles(n3, 0), fp4_from_nibbles(n3), m3);
+    const v128_t s0 = wasm_i32x4_shuffle(scales, scales, 0, 0, 0, 0), b0 = wasm_i32x4_shuffle(biases, biases, 0, 0, 0, 0);
+    const v128_t s1 = wasm_i32x4_shuffle(scales, scales, 1, 1, 1, 1), b1 = wasm_i32x4_shuffle(biases, biases, 1, 1, 1, 1);
+    const v128_t s2 = wasm_i32x4_shuffle(scales, scales, 2, 2, 2, 2), b2 = wasm_i32x4_shuffle(biases, biases, 2, 2, 2, 2);
+    const v128_t s3 = wasm_i32x4_shuffle(scales, scales, 3, 3, 3, 3), b3 = wasm_i32x4_shuffle(biases, biases, 3, 3, 3, 3);
+    v128_t a0, a1, a2, a3, e0, e1, e2, e3, g0, g1, g2, g3, k0, k1, k2, k3;
+    ROWS_4x4(c0, s0, b0, a0, a1, a2, a3);
+    ROWS_4x4(c1, s1, b1, e0, e1, e2, e3);
+    ROWS_4x4(c2, s2, b2, g0, g1, g2, g3);
+    ROWS_4x4(c3, s3, b3, k0, k1, k2, k3);
+    /* leaf i of the record sits at row 4 * (i / 16), column 4 * (i % 16): group g = leaves 4g..4g+3 */
+    float *p = dst + (group >> 2) * 4u * cols + (group & 3u) * 16u;
+    wasm_v128_store(p, a0), wasm_v128_store(p + 4, e0), wasm_v128_store(p + 8, g0), wasm_v128_store(p + 12, k0);
+    p += cols;
+    wasm_v128_store(p, a1), wasm_v128_store(p + 4, e1), wasm_v128_store(p + 8, g1), wasm_v128_store(p + 12, k1);
+    p += cols;
+    wasm_v128_store(p, a2), wasm_v128_store(p + 4, e2), wasm_v128_store(p + 8, g2), wasm_v128_store(p + 12, k2);
+    p += cols;
+    wasm_v128_store(p, a3), wasm_v128_store(p + 4, e3), wasm_v128_store(p + 8, g3), wasm_v128_store(p + 12, k3);
+  }
+  return !wasm_v128_any_true(bad);
+}
+
+/*
+ * A UNIFORM_8 record wholly inside the tensor, like full_4x4_record: two side-by-side leaves at
+ * a time (64 contiguous bytes per output row). 8x8 payloads need no padding (32 bytes FP4, 16
+ * bytes T158); the FP4-sized load of a T158 leaf may read 16 bytes past it, inside the stream copy
+ * or its INPUT_SLACK_BYTES. 1 = ok, 0 = not ok.
+ */
+static int uniform_8_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) {
+  const u64 headers_at = (u64)start + 4u, payload_at = (headers_at + 256u + 15u) & ~15ull;
+  if (payload_at > len) return 0;
+  if (!all_zero(in, (u32)(headers_at + 256u), (u32)payload_at)) return 0;
+  const u8 *headers = in + (u32)headers_at;
+  u64 p = payload_at;
+  u32 bad = 0;
+  for (u32 pair = 0; pair < 32u; pair++, headers += 8) {
+    const u32 ha = load32(headers), hb = load32(headers + 4);
+    bad |= (ha | hb) & 0xeu;
+    bad |= half_nonfinite(ha >> 16) | half_nonfinite(ha & 0xffffu) | half_nonfinite(hb >> 16) | half_nonfinite(hb & 0xffffu);
+    const u32 mode_a = ha & 1u, mode_b = hb & 1u;
+    const u64 pa = p, pb = p + (mode_a ? 16u : 32u);
+    p = pb + (mode_b ? 16u : 32u);
+    if (p > len) return 0;
+    v128_t sa, ba, sb, bb, ka0, ka1, ka2, ka3, kb0, kb1, kb2, kb3;
+    LEAF_SCALE_BIAS(ha & 0xfffffff0u, sa, ba);
+    LEAF_SCALE_BIAS(hb & 0xfffffff0u, sb, bb);
+    CODES_8x8(in + (u32)pa, mode_a, ka0, ka1, ka2, ka3);
+    CODES_8x8(in + (u32)pb, mode_b, kb0, kb1, kb2, kb3);
+    /* leaf i of the record sits at row 8 * (i / 8), column 8 * (i % 8): pair j = leaves 2j, 2j+1 */
+    float *q = dst + (pair >> 2) * 8u * cols + (pair & 3u) * 16u;
+    ROWS_PAIR_8x8(q, cols, ka0, sa, ba, kb0, sb, bb);
+    ROWS_PAIR_8x8(q + 2 * cols, cols, ka1, sa, ba, kb1, sb, bb);
+    ROWS_PAIR_8x8(q + 4 * cols, cols, ka2, sa, ba, kb2, sb, bb);
+    ROWS_PAIR_8x8(q + 6 * cols, cols, ka3, sa, ba, kb3, sb, bb);
+  }
+  return !bad;
+}
+
+/*
+ * A UNIFORM_16 or UNIFORM_32 record (lg = 4 or 5) wholly inside the tensor: the leaves of one row
+ * of leaves (4 or 2 of them) are expanded together, 32 codes of each in turn, so every output row
+ * is written as 256 contiguous bytes (one leaf at a time would write 64 or 128 bytes to each of
+ * 16 or 32 rows, 4 KiB apart for 1024 columns). Payloads need no padding at these sizes.
+ * Four named leaf slots, not arrays: this module has no stack. 1 = ok, 0 = not ok.
+ */
+#define ROW_LEAF_START(j, mode_j, payload_j, scale_j, bias_j)                                                   \
+  do {                                                                                                         \
+    const u32 h_ = load32(in + (u32)headers_at + 4u * (leaf_row * across + (j)));                              \
+    bad |= (h_ & 0xeu) | half_nonfinite(h_ >> 16) | half_nonfinite(h_ & 0xffffu);                               \
+    mode_j = h_ & 1u;                                                                                           \
+    payload_j = in + (u32)p;                                                                                    \
+    p += mode_j ? area >> 2 : area >> 1;                                                                        \
+    LEAF_SCALE_BIAS(h_ & 0xfffffff0u, scale_j, bias_j);                                                         \
+  } while (0)
+/* codes k..k+31 of one leaf to its rows (32 ternary codes come from 8 bytes, 32 FP4 codes from 16) */
+#define ROW_LEAF_STEP(j, mode_j, payload_j, scale_j, bias_j)                                                    \
+  do {                                                                                                         \
+    v128_t c0_, c1_;                                                                                           \
+    if (mode_j) {                                                                                              \
+      const v128_t nib_ = small_nibbles(wasm_v128_load64_zero((payload_j) + (k >> 2)), 0);                     \
+      c0_ = t158_from_nibbles(nib_, 0);                                                                        \
+      c1_ = t158_from_nibbles(nib_, 1);                                                                        \
+    } else {                                                                                                   \
+      const v128_t v_ = wasm_v128_load((payload_j) + (k >> 1));                                                \
+      c0_ = fp4_from_nibbles(small_nibbles(v_, 0));                                                            \
+      c1_ = fp4_from_nibbles(small_nibbles(v_, 1));                                                            \
+    }                                                                                                          \
+    place16(row + ((j) << lg), cols, lg, k, c0_, scale_j, bias_j);                                             \
+    place16(row + ((j) << lg), cols, lg, k + 16, c1_, scale_j, bias_j);                                        \
+  } while (0)
+static inline __attribute__((always_inline)) int uniform_rows_record(const u8 *in, u32 len, u32 start, float *dst,
+                                                                     u32 cols, u32 lg) {
+  const u32 across = 64u >> lg, leaves = across * across, area = 1u << (2 * lg);
+  const u64 headers_at = (u64)start + 4u, payload_at = (headers_at + 4u * leaves + 15u) & ~15ull;
+  if (payload_at > len) return 0;
+  if (!all_zero(in, (u32)(headers_at + 4u * leaves), (u32)payload_at)) return 0;
+  u64 p = payload_at;
+  u32 bad = 0;
+  for (u32 leaf_row = 0; leaf_row < across; leaf_row++) {
+    const u8 *pa, *pb, *pc = 0, *pd = 0;
+    u32 ma, mb, mc = 0, md = 0;
+    v128_t sa, ba, sb, bb, sc = wasm_f32x4_splat(0), bc = sc, sd = sc, bd = sc;
+    ROW_LEAF_START(0, ma, pa, sa, ba);
+    ROW_LEAF_START(1, mb, pb, sb, bb);
+    if (across == 4u) {
+      ROW_LEAF_START(2, mc, pc, sc, bc);
+      ROW_LEAF_START(3, md, pd, sd, bd);
+    }
+    if (p > len) return 0;
+    float *row = dst + leaf_row * (1u << lg) * cols;
+    for (u32 k = 0; k < area; k += 32) {
+      ROW_LEAF_STEP(0, ma, pa, sa, ba);
+      ROW_LEAF_STEP(1, mb, pb, sb, bb);
+      if (across == 4u) {
+        ROW_LEAF_STEP(2, mc, pc, sc, bc);
+        ROW_LEAF_STEP(3, md, pd, sd, bd);
+      }
+    }
+  }
+  return !bad;
+}
+#undef ROW_LEAF_START
+#undef ROW_LEAF_STEP
+
+/*
+ * Validate and decode in one pass: each record is checked, its leaves are written to `scratch`
+ * (room for 256 leaves, so it stays in L1 cache), and they are expanded into `out` at once, while
+ * the record's bytes are still in cache. It saves a pass over the stream and the whole-stream leaf
+ * table. The price: on an invalid stream the records before the fault have already been written
+ * to `out` (the caller documents that `out` is unspecified after an error). 0 = ok, -1 = not ok.
+ */
+__attribute__((export_name("validate_decode_v2"))) int validate_decode_v2(const u8 *in, u32 len, u32 blocks, u32 *scratch,
+                                                                          float *out, u32 rows, u32 cols, u32 tiles_x) {
+  const u32 base = v2_record_base(in, len, blocks);
+  if (!base) return -1;
+  long long prev = -1;
+  for (u32 b = 0; b < blocks; b++) {
+    const long long start = v2_record_start(in, len, base, b, &prev);
+    if (start < 0) return -1;
+    const u32 by = b / tiles_x, bx = b - by * tiles_x;
+    const int inside = by * 64u + 64u <= rows && bx * 64u + 64u <= cols && by < (1u << 25) && bx < (1u << 25);
+    const u32 layout_word = load32(in + start);
+    if (inside && layout_word >= 1u && layout_word <= 5u && layout_word != 4u) { /* uniform layouts but 64 (one leaf) */
+      float *dst = out + ((by * 64u) * cols + bx * 64u);
+      int ok;
+      switch (layout_word) {
+        case 1: ok = uniform_rows_record(in, len, (u32)start, dst, cols, 5); break;
+        case 2: ok = uniform_rows_record(in, len, (u32)start, dst, cols, 4); break;
+        case 3: ok = uniform_8_record(in, len, (u32)start, dst, cols); break;
+        default: ok = full_4x4_record(in, len, (u32)start, dst, cols); break;
+      }
+      if (!ok) return -1;
+      continue;
+    }
+    /* addr_base = in: the payload addresses are absolute, as decode_leaves reads them */
+    const int n = v2_record(in, len, (u32)start, b, scratch, 256u, (u32)in);
+    if (n < 0) return -1;
+    decode_leaves(scratch, (u32)n, out, rows, cols, tiles_x, 0);
+  }
+  return 0;
 }

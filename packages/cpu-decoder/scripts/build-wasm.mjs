@@ -25,9 +25,21 @@ export function clangVersion() {
   return execFileSync("clang", ["--version"], { encoding: "utf8" }).split("\n")[0].trim();
 }
 
+/** The module is linked with no stack (-z stack-size=0: all of memory belongs to the caller), so code
+ * that would spill to the stack (a local array indexed at run time) must fail the build, not write
+ * below address 0 at run time. clang's assembly output names __stack_pointer wherever it is used. */
+function assertNoStack(dir) {
+  const asm = join(dir, "decode.s");
+  execFileSync("clang", [...common.filter((f) => !f.startsWith("-Wl,")), "-S", "-o", asm, source], { stdio: ["ignore", "inherit", "inherit"] });
+  if (readFileSync(asm, "utf8").includes("__stack_pointer")) {
+    throw new Error("native/decode.c uses the stack (see __stack_pointer in `clang -S` output); this module has none");
+  }
+}
+
 export function buildAll() {
   const dir = mkdtempSync(join(tmpdir(), "sgfp4-wasm-"));
   try {
+    assertNoStack(dir);
     const out = {};
     for (const [name, extra] of Object.entries(variants)) {
       const file = join(dir, name);

@@ -8,6 +8,7 @@ import {
   MAX_WASM_BYTES,
   WASM_PAGE,
   fillInputs,
+  fusedLayout,
   instantiate,
   kernelModule,
   pagesFor,
@@ -62,7 +63,8 @@ function allocateOutput(elements: number): Float32Array {
 /**
  * decodeInto: the caller's array (length O*I) receives the output. An array from createOutput()
  * (or a subarray of it) is written by the kernel in place, with no copy; any other Float32Array
- * gets the output through cache-sized bands copied out of scratch memory.
+ * gets the output through cache-sized bands copied out of scratch memory. When it throws on a v2
+ * stream, a createOutput() array may already hold the records before the fault (one-pass path).
  */
 export function decodeInto(bytes: Uint8Array, opts: DecodeOptions, out: Float32Array): void {
   if (!(out instanceof Float32Array)) throw new Sgfp4Error("INVALID_ARGUMENT", "out must be a Float32Array");
@@ -70,6 +72,11 @@ export function decodeInto(bytes: Uint8Array, opts: DecodeOptions, out: Float32A
   if (request) {
     const arena = kernelOutputs.get(out.buffer);
     if (arena && out.byteOffset + out.byteLength <= arena.outputBytes) {
+      if (request.profile === "v2" && out.length === request.rows * request.cols) {
+        const fused = decodeFusedInArena(arena, bytes, request, out);
+        if (fused === true) return;
+        if (fused === INVALID) return decodeIntoParsed(bytes, opts, out); // parse() throws the exact error
+      }
       const table = validateInArena(arena, bytes, request);
       if (typeof table === "object") {
         checkOutLength(out, request.rows, request.cols);
@@ -152,6 +159,23 @@ function validateInArena(arena: KernelArena, bytes: Uint8Array, r: FastRequest):
     throw asSgfp4Error(e, "WebAssembly validation failed");
   }
   return count < 0 ? INVALID : { tableAt: layout.tableAt, count };
+}
+
+/**
+ * v2 into a kernel-memory output: validate and expand record by record in one pass (see
+ * validate_decode_v2). On an invalid stream the records before the fault are already written.
+ */
+function decodeFusedInArena(arena: KernelArena, bytes: Uint8Array, r: FastRequest, out: Float32Array): true | typeof INVALID | typeof NO_ROOM {
+  const layout = fusedLayout(arena.outputBytes, bytes.length);
+  if (layout.totalBytes > arena.memory.buffer.byteLength) return NO_ROOM;
+  let status: number;
+  try {
+    new Uint8Array(arena.memory.buffer, layout.streamAt, bytes.length).set(bytes);
+    status = arena.kernel.validate_decode_v2(layout.streamAt, bytes.length, r.blockCount, layout.scratchAt, out.byteOffset, r.rows, r.cols, r.tilesX);
+  } catch (e) {
+    throw asSgfp4Error(e, "WebAssembly decode failed");
+  }
+  return status === 0 ? true : INVALID;
 }
 
 interface ValidatedScratch {

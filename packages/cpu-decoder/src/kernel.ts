@@ -14,6 +14,8 @@ export interface KernelExports {
   /** Validating parsers (native/decode.c): the leaf count, or -1 for "not ok" (parse() then says why). */
   validate_v1(input: number, len: number, blocks: number, table: number, tableCap: number, addrBase: number, blockFirst: number): number;
   validate_v2(input: number, len: number, blocks: number, table: number, tableCap: number, addrBase: number, blockFirst: number): number;
+  /** Validate and expand a v2 stream record by record (0 ok, -1 not ok; `out` is then partly written). */
+  validate_decode_v2(input: number, len: number, blocks: number, scratch: number, out: number, rows: number, cols: number, tilesX: number): number;
 }
 
 function base64ToBytes(b64: string): Uint8Array<ArrayBuffer> {
@@ -133,6 +135,19 @@ export function validatedLayout(outBytes: number, profile: "v1" | "v2", streamBy
   return { tableAt, tableCap, blockFirstAt, streamAt, totalBytes: streamAt + streamBytes + INPUT_SLACK_BYTES };
 }
 
+/** Linear memory for validate_decode_v2: [output | leaf scratch for one record (256 leaves) | stream copy]. */
+export interface FusedLayout {
+  scratchAt: number;
+  streamAt: number;
+  totalBytes: number;
+}
+
+export function fusedLayout(outBytes: number, streamBytes: number): FusedLayout {
+  const scratchAt = align16(outBytes);
+  const streamAt = scratchAt + 256 * 16;
+  return { scratchAt, streamAt, totalBytes: streamAt + streamBytes + INPUT_SLACK_BYTES };
+}
+
 /**
  * Copy the stream into `buffer` and run the wasm validator: it applies every reject rule of
  * DECISIONS.md section 3 and writes the leaf table (payload addresses = addrBase + stream offset)
@@ -168,4 +183,20 @@ export function validatedLeafTable(bytes: Uint8Array, profile: "v1" | "v2", bloc
     table: new Uint32Array(memory.buffer, layout.tableAt, count * 4).slice(),
     blockFirst: new Uint32Array(memory.buffer, layout.blockFirstAt, blockCount + 1).slice(),
   };
+}
+
+/**
+ * The one-pass path (validate_decode_v2) on its own, in a fresh memory: the output, or null for
+ * "not ok". For tests, which hold it to parse() and decodeReference; decodeInto uses it for v2
+ * streams decoded into createOutput() arrays.
+ */
+export function fusedDecodeV2(bytes: Uint8Array, shape: readonly [number, number], tilesX: number, blockCount: number): Float32Array | null {
+  const module = kernelModule();
+  if (!module) throw new Error("the wasm kernel cannot run here");
+  const outBytes = shape[0] * shape[1] * 4;
+  const layout = fusedLayout(outBytes, bytes.length);
+  const memory = new WebAssembly.Memory({ initial: pagesFor(layout.totalBytes) });
+  new Uint8Array(memory.buffer, layout.streamAt, bytes.length).set(bytes);
+  const status = instantiate(module, memory).validate_decode_v2(layout.streamAt, bytes.length, blockCount, layout.scratchAt, 0, shape[0], shape[1], tilesX);
+  return status === 0 ? new Float32Array(memory.buffer, 0, shape[0] * shape[1]).slice() : null;
 }

@@ -6,9 +6,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse, tiling, type Container } from "@sgfp4/format";
-import { validatedLeafTable } from "../src/kernel.js";
-import { createOutput, decode, decodeInto } from "../src/index.js";
-import { Rng, generateValid } from "@sgfp4/testkit";
+import { fusedDecodeV2, validatedLeafTable } from "../src/kernel.js";
+import { createOutput, decode, decodeInto, decodeReference } from "../src/index.js";
+import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
+import { LAYOUT } from "@sgfp4/format";
 import { mutate } from "../../../tools/fuzz/src/mutate.js";
 
 type Profile = "v1" | "v2";
@@ -141,4 +142,86 @@ describe("decode paths that use the wasm validator", () => {
       expect(bits(kmem), v.id).toEqual(Array.from(expected));
     }
   }, 60_000);
+});
+
+/**
+ * The one-pass v2 path (validate_decode_v2: per-record validation, specialised expansion of
+ * uniform records) against parse() and decodeReference: it must reject exactly what parse()
+ * rejects, and decode what it accepts to the same bits. "" when they agree.
+ */
+function onePassDisagreement(bytes: Uint8Array, shape: readonly [number, number]): string {
+  const parsed = parseOrNull(bytes, "v2", shape);
+  const { tilesX, blockCount } = tiling(shape);
+  const got = fusedDecodeV2(bytes, shape, tilesX, blockCount);
+  if (!parsed) return got ? "one pass accepted a stream parse() rejects" : "";
+  if (!got) return "one pass rejected a stream parse() accepts";
+  const d = firstBitDifference(decodeReference(bytes, { profile: "v2", shape }), got);
+  return d >= 0 ? `first differing element ${d}` : "";
+}
+
+/** Set one byte of a leaf's padding (the zero bytes after its codes, up to 16-byte alignment) to nonzero. */
+function corruptPadding(rng: Rng, bytes: Uint8Array, shape: readonly [number, number]): Uint8Array | null {
+  const c = parse(bytes, { profile: "v2", shape });
+  const padded: number[] = [];
+  for (let i = 0; i < c.leafCount; i++) {
+    const geometry = c.leafTable[4 * i + 1]!;
+    const area = 1 << (2 * ((geometry >>> 12) & 7));
+    const used = (geometry >>> 15) & 1 ? area / 4 : area / 2;
+    if (used % 16) padded.push(i);
+  }
+  if (padded.length === 0) return null;
+  const i = rng.pick(padded);
+  const geometry = c.leafTable[4 * i + 1]!;
+  const area = 1 << (2 * ((geometry >>> 12) & 7));
+  const used = (geometry >>> 15) & 1 ? area / 4 : area / 2;
+  const out = bytes.slice();
+  out[c.leafTable[4 * i + 3]! + rng.int(used, 15)] = rng.int(1, 255);
+  return out;
+}
+
+describe("one-pass v2 validate + decode (kernel-memory outputs) vs parse() and decodeReference", () => {
+  const UNIFORM = [LAYOUT.UNIFORM_64, LAYOUT.UNIFORM_32, LAYOUT.UNIFORM_16, LAYOUT.UNIFORM_8, LAYOUT.FULL_4x4];
+
+  it("agrees on every v2 golden vector and 40 single-byte corruptions of each", () => {
+    const rng = new Rng(11, 3);
+    let checked = 0;
+    for (const v of vectors) {
+      if (v.profile !== "v2") continue;
+      const original = new Uint8Array(readFileSync(join(vectorsDir, v.container)));
+      expect(onePassDisagreement(original, v.shape), v.id).toBe("");
+      for (let k = 0; k < 40 && original.length > 0; k++) {
+        const bytes = original.slice();
+        const at = rng.int(0, bytes.length - 1);
+        bytes[at] = rng.chance(0.5) ? bytes[at]! ^ (1 << rng.int(0, 7)) : rng.int(0, 255);
+        expect(onePassDisagreement(bytes, v.shape), `${v.id} byte ${at}`).toBe("");
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(1000);
+  }, 60_000);
+
+  it("agrees on 1500 random valid containers (uniform layouts, whole tiles and cropped), their mutations and padding faults", () => {
+    const rng = new Rng(20261202, 4);
+    let rejected = 0;
+    let paddingFaults = 0;
+    for (let i = 0; i < 1500; i++) {
+      // whole 64x64 tiles take the specialised record paths; cropped edge tiles the generic one
+      const shape: [number, number] | undefined = rng.chance(0.6) ? [64 * rng.int(1, 3), 64 * rng.int(1, 3)] : undefined;
+      const c = generateValid(rng, { profile: "v2", maxTiles: 3, ...(rng.chance(0.7) ? { layouts: UNIFORM } : {}), ...(shape ? { shape } : {}) });
+      expect(onePassDisagreement(c.bytes, c.shape), `valid case ${i}`).toBe("");
+      for (let j = 0; j < 2; j++) {
+        const m = mutate(rng, c);
+        expect(onePassDisagreement(m.bytes, m.shape), `case ${i} ${m.ops.join(",")}`).toBe("");
+        if (!parseOrNull(m.bytes, m.profile, m.shape)) rejected++;
+      }
+      const bad = corruptPadding(rng, c.bytes, c.shape);
+      if (bad) {
+        expect(parseOrNull(bad, "v2", c.shape)).toBeNull();
+        expect(onePassDisagreement(bad, c.shape), `case ${i} padding`).toBe("");
+        paddingFaults++;
+      }
+    }
+    expect(rejected).toBeGreaterThan(1000);
+    expect(paddingFaults).toBeGreaterThan(500);
+  }, 120_000);
 });
