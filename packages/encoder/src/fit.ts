@@ -90,6 +90,13 @@ const SEARCH_ORDER = [5, 6, 4, 7, 3, 8, 2, 9, 1, 10, 0, 11, 12, 13, 14, 15];
  */
 const SMALL_SEARCH_ORDER = [8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15, 0];
 
+/**
+ * "No bucket yet" for the code of the last bucket's max. Buckets are ranges of w in increasing
+ * order (max of bucket b-1 <= min of bucket b) and codes are monotone in w, so when a bucket's
+ * max gets the same code as the previous bucket's max, its min gets that code too and is not
+ * computed.
+ */
+const NO_CODE = 99;
 /** Smallest leaf (elements) for which the bucketed search is used; smaller leaves search exactly. */
 const BUCKET_MIN_N = 256;
 const MAX_BUCKETS = 256;
@@ -228,6 +235,7 @@ function bucketSearch(v: Float64Array, c: Float64Array, n: number, B: number, ab
     let runSum = 0;
     let runSumSq = 0;
     let stopped = false;
+    let prevMaxCode = NO_CODE;
     for (let b = 0; b < nb; b++) {
       if (err - slack > bestUpper) {
         stopped = true;
@@ -237,8 +245,9 @@ function bucketSearch(v: Float64Array, c: Float64Array, n: number, B: number, ab
       const hi = bucketStart[b + 1]!;
       if (lo === hi) continue;
       // x = w - B is monotone in w: the bucket's smallest and largest x come from its min / max w
-      const qa = fp4Code(bucketMinW[b]!, B, inv);
       const qb = fp4Code(bucketMaxW[b]!, B, inv);
+      const qa = qb === prevMaxCode ? qb : fp4Code(bucketMinW[b]!, B, inv);
+      prevMaxCode = qb;
       if (qa === qb) {
         if (qa !== runCode && runCount > 0) {
           const d = B + S * runCode;
@@ -526,9 +535,16 @@ export function refitCandidate(v: Float64Array, n: number, start: Candidate, v2:
   return refit(v, n, first, v2, maxIterations, sum(v, n));
 }
 
+/**
+ * Codes of refit rounds (and of a plain fit that only starts a refit): two reused buffers, so a
+ * leaf allocates one codes array per mode, for the result. Never a caller's array.
+ */
+const roundCodesA = new Int8Array(4096);
+const roundCodesB = new Int8Array(4096);
+const isRoundScratch = (codes: Int8Array): boolean => codes === roundCodesA || codes === roundCodesB;
+
 function refit(v: Float64Array, n: number, start: Fitted, v2: boolean, maxIterations: number, sv: number): Fitted {
   let cur = start;
-  let spare: Int8Array | undefined;
   for (let it = 0; it < maxIterations; it++) {
     const { sq, sqq, sqv } = cur;
     const den = n * sqq - sq * sq;
@@ -538,13 +554,14 @@ function refit(v: Float64Array, n: number, start: Fitted, v2: boolean, maxIterat
     const scaleBits = scaleToHalfBits(S);
     const biasBits = biasToHalfBits((sv - halfToFloat(scaleBits) * sq) / n, v2);
     if (scaleBits === cur.scaleBits && biasBits === cur.biasBits) break;
-    spare ??= new Int8Array(n);
-    // stops early once its partial error reaches cur.sse: such a round would be rejected anyway
+    // the scratch buffer cur does not hold; stops early once its partial error reaches cur.sse
+    // (such a round would be rejected anyway)
+    const spare = cur.codes === roundCodesA ? roundCodesB : roundCodesA;
     const next = assignAndMeasure(v, n, cur.mode, scaleBits, biasBits, spare, cur.sse);
     if (!(next.sse < cur.sse)) break;
-    spare = cur === start ? undefined : cur.codes; // the start's codes are never reused as scratch
     cur = next;
   }
+  if (isRoundScratch(cur.codes)) cur.codes = cur.codes.slice(0, n);
   return cur;
 }
 
@@ -577,12 +594,15 @@ function estimateRound(n: number, mode: Mode, S: number, B: number): RoundEstima
   let sq = 0;
   let sqq = 0;
   let sqv = 0;
+  let prevMaxCode = NO_CODE;
   for (let b = 0; b < nb; b++) {
     const lo = bucketStart[b]!;
     const hi = bucketStart[b + 1]!;
     if (lo === hi) continue;
-    const qa = fp4 ? fp4Code(bucketMinW[b]!, B, inv) : t158Code(bucketMinW[b]!, B, tau);
     const qb = fp4 ? fp4Code(bucketMaxW[b]!, B, inv) : t158Code(bucketMaxW[b]!, B, tau);
+    // see NO_CODE: the min's code is needed only when the code changed since the last bucket
+    const qa = qb === prevMaxCode ? qb : fp4 ? fp4Code(bucketMinW[b]!, B, inv) : t158Code(bucketMinW[b]!, B, tau);
+    prevMaxCode = qb;
     if (qa === qb) {
       const d = Math.fround(S * qa + B);
       const count = hi - lo;
@@ -675,10 +695,16 @@ function withLwe(v: Float64Array, n: number, size: number, c: Candidate): Candid
   return c;
 }
 
+/** The buckets fp4PlainParameters built for this leaf (if it did) serve both modes' refits; a zero scale (every code 0) is measured exactly. */
+function refitsFromBuckets(o: FitOptions, p: Parameters): boolean {
+  return o.refit && bucketLeafCount > 0 && p.scaleBits !== 0;
+}
+
 /** Both candidates of one leaf (values row-major, size x size) and the 22.7 selection. */
 function plainThenRefit(v: Float64Array, n: number, mode: Mode, p: Parameters, o: FitOptions, sv: number): Fitted {
-  const plain = assignAndMeasure(v, n, mode, p.scaleBits, p.biasBits, new Int8Array(n));
-  return o.refit ? refit(v, n, plain, o.v2, o.maxRefitIterations, sv) : plain;
+  if (!o.refit) return assignAndMeasure(v, n, mode, p.scaleBits, p.biasBits, new Int8Array(n));
+  // the plain codes are only the refit's start: a scratch buffer (refit copies out what it keeps)
+  return refit(v, n, assignAndMeasure(v, n, mode, p.scaleBits, p.biasBits, roundCodesA), o.v2, o.maxRefitIterations, sv);
 }
 
 export function fitLeaf(v: Float64Array, size: number, o: FitOptions): LeafFit {
@@ -692,11 +718,8 @@ export function fitLeafWithSum(v: Float64Array, size: number, o: FitOptions, sv:
   const fp4Start = fp4PlainParameters(v, n, o.v2, sv);
   // both plain fits use the same FP16 bias (of sv / n): T158's mean absolute deviation is the centring pass's sum
   const t158Start: Parameters = { scaleBits: scaleToHalfBits(centredAbsSum / n), biasBits: fp4Start.biasBits };
-  // the buckets fp4PlainParameters built for this leaf (if it did) serve both modes' refits;
-  // a zero scale (every code 0) is measured exactly
-  const fromBuckets = (p: Parameters): boolean => o.refit && bucketLeafCount > 0 && p.scaleBits !== 0;
-  const fp4: Candidate = fromBuckets(fp4Start) ? refitFromBuckets(v, n, MODE_FP4, fp4Start, o.v2, o.maxRefitIterations, sv) : plainThenRefit(v, n, MODE_FP4, fp4Start, o, sv);
-  const t158: Candidate = fromBuckets(t158Start) ? refitFromBuckets(v, n, MODE_T158, t158Start, o.v2, o.maxRefitIterations, sv) : plainThenRefit(v, n, MODE_T158, t158Start, o, sv);
+  const fp4: Candidate = refitsFromBuckets(o, fp4Start) ? refitFromBuckets(v, n, MODE_FP4, fp4Start, o.v2, o.maxRefitIterations, sv) : plainThenRefit(v, n, MODE_FP4, fp4Start, o, sv);
+  const t158: Candidate = refitsFromBuckets(o, t158Start) ? refitFromBuckets(v, n, MODE_T158, t158Start, o.v2, o.maxRefitIterations, sv) : plainThenRefit(v, n, MODE_T158, t158Start, o, sv);
   withLwe(v, n, size, fp4);
   withLwe(v, n, size, t158);
   const t158Allowed = t158.maxAbsError <= o.outlierGuard * halfToFloat(t158.scaleBits);
