@@ -182,6 +182,24 @@ static inline __attribute__((always_inline)) v128_t t158_from_nibbles(v128_t nib
 /* 16*nibble: nibbles are < 16, so the 16-bit shift carries nothing into the next byte. */
 static inline __attribute__((always_inline)) v128_t fp4_from_nibbles(v128_t nib) { return wasm_i16x8_shl(nib, 4); }
 
+/* Codes k..k+31 of a leaf of side 1 << lg (4 or 5) to its rows at leaf_dst: 32 ternary codes come
+ * from 8 payload bytes, 32 FP4 codes from 16. Used to expand side-by-side leaves row by row. */
+static inline __attribute__((always_inline)) void step32(const u8 *payload, u32 mode, u32 k, float *leaf_dst, u32 cols, u32 lg,
+                                                          v128_t scale, v128_t bias) {
+  v128_t c0, c1;
+  if (mode) {
+    const v128_t nib = small_nibbles(wasm_v128_load64_zero(payload + (k >> 2)), 0);
+    c0 = t158_from_nibbles(nib, 0);
+    c1 = t158_from_nibbles(nib, 1);
+  } else {
+    const v128_t v = wasm_v128_load(payload + (k >> 1));
+    c0 = fp4_from_nibbles(small_nibbles(v, 0));
+    c1 = fp4_from_nibbles(small_nibbles(v, 1));
+  }
+  place16(leaf_dst, cols, lg, k, c0, scale, bias);
+  place16(leaf_dst, cols, lg, k + 16, c1, scale, bias);
+}
+
 static inline __attribute__((always_inline)) v128_t codes_4x4(const u8 *payload, u32 mode) {
   const v128_t nib = small_nibbles(wasm_v128_load(payload), 0);
   return wasm_v128_bitselect(t158_from_nibbles(nib, 0), fp4_from_nibbles(nib), wasm_i8x16_splat(mode ? -1 : 0));
@@ -661,22 +679,7 @@ static int uniform_8_record(const u8 *in, u32 len, u32 start, float *dst, u32 co
     p += mode_j ? area >> 2 : area >> 1;                                                                        \
     LEAF_SCALE_BIAS(h_ & 0xfffffff0u, scale_j, bias_j);                                                         \
   } while (0)
-/* codes k..k+31 of one leaf to its rows (32 ternary codes come from 8 bytes, 32 FP4 codes from 16) */
-#define ROW_LEAF_STEP(j, mode_j, payload_j, scale_j, bias_j)                                                    \
-  do {                                                                                                         \
-    v128_t c0_, c1_;                                                                                           \
-    if (mode_j) {                                                                                              \
-      const v128_t nib_ = small_nibbles(wasm_v128_load64_zero((payload_j) + (k >> 2)), 0);                     \
-      c0_ = t158_from_nibbles(nib_, 0);                                                                        \
-      c1_ = t158_from_nibbles(nib_, 1);                                                                        \
-    } else {                                                                                                   \
-      const v128_t v_ = wasm_v128_load((payload_j) + (k >> 1));                                                \
-      c0_ = fp4_from_nibbles(small_nibbles(v_, 0));                                                            \
-      c1_ = fp4_from_nibbles(small_nibbles(v_, 1));                                                            \
-    }                                                                                                          \
-    place16(row + ((j) << lg), cols, lg, k, c0_, scale_j, bias_j);                                             \
-    place16(row + ((j) << lg), cols, lg, k + 16, c1_, scale_j, bias_j);                                        \
-  } while (0)
+#define ROW_LEAF_STEP(j, mode_j, payload_j, scale_j, bias_j) step32(payload_j, mode_j, k, row + ((j) << lg), cols, lg, scale_j, bias_j)
 static inline __attribute__((always_inline)) int uniform_rows_record(const u8 *in, u32 len, u32 start, float *dst,
                                                                      u32 cols, u32 lg) {
   const u32 across = 64u >> lg, leaves = across * across, area = 1u << (2 * lg);
@@ -715,7 +718,7 @@ static inline __attribute__((always_inline)) int uniform_rows_record(const u8 *i
  * Validate and decode in one pass: each record is checked, its leaves are written to `scratch`
  * (room for 256 leaves, so it stays in L1 cache), and they are expanded into `out` at once, while
  * the record's bytes are still in cache. It saves a pass over the stream and the whole-stream leaf
- * table. The price: on an invalid stream the records before the fault have already been written
+ * table. `scratch` holds one record's leaf table (256 entries, 4 KiB). The price: on an invalid stream the records before the fault have already been written
  * to `out` (the caller documents that `out` is unspecified after an error). 0 = ok, -1 = not ok.
  */
 __attribute__((export_name("validate_decode_v2"))) int validate_decode_v2(const u8 *in, u32 len, u32 blocks, u32 *scratch,

@@ -135,7 +135,7 @@ export function validatedLayout(outBytes: number, profile: "v1" | "v2", streamBy
   return { tableAt, tableCap, blockFirstAt, streamAt, totalBytes: streamAt + streamBytes + INPUT_SLACK_BYTES };
 }
 
-/** Linear memory for validate_decode_v2: [output | leaf scratch for one record (256 leaves) | stream copy]. */
+/** Linear memory for validate_decode_v2: [output | scratch: one record's leaf table (256 leaves, 4 KiB) | stream copy]. */
 export interface FusedLayout {
   scratchAt: number;
   streamAt: number;
