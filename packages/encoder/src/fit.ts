@@ -176,7 +176,7 @@ function exactSearch(c: Float64Array, n: number, candidateBits: Int32Array, cons
  * can, for the exact search.
  */
 function bucketSearch(v: Float64Array, c: Float64Array, n: number, B: number, absmax: number, candidateBits: Int32Array): number {
-  const nb = n >= 4 * MAX_BUCKETS ? MAX_BUCKETS : n >> 2;
+  let nb = n >= 4 * MAX_BUCKETS ? MAX_BUCKETS : n >> 2;
   bucketCount.fill(0, 0, nb + 1);
   bucketSumW.fill(0, 0, nb);
   bucketSumWW.fill(0, 0, nb);
@@ -212,6 +212,20 @@ function bucketSearch(v: Float64Array, c: Float64Array, n: number, B: number, ab
     const at = bucketCount[bucketOf[i]!]!++;
     bucketedW[at] = v[i]!;
   }
+  // Drop the empty buckets (most of them on heavy-tailed leaves, where one outlier stretches the
+  // range): the estimates skipped them anyway, so they give the same sums with fewer iterations.
+  let used = 0;
+  for (let b = 0; b < nb; b++) {
+    if (bucketStart[b + 1] === bucketStart[b]) continue;
+    bucketStart[used] = bucketStart[b]!;
+    bucketSumW[used] = bucketSumW[b]!;
+    bucketSumWW[used] = bucketSumWW[b]!;
+    bucketMinW[used] = bucketMinW[b]!;
+    bucketMaxW[used] = bucketMaxW[b]!;
+    used++;
+  }
+  bucketStart[used] = n;
+  nb = used;
   bucketLeafCount = nb;
   bucketLeafAbsMax = wAbsMax;
 
@@ -320,11 +334,16 @@ function measure(v: Float64Array, n: number, codes: Int8Array, scaleBits: number
  * float32's single rounding), and the sums for the next refit.
  */
 function assignAndMeasure(v: Float64Array, n: number, mode: Mode, scaleBits: number, biasBits: number, out: Int8Array, stopAt = Infinity): Fitted {
+  const r = pass(v, n, mode, scaleBits, biasBits, out, stopAt);
+  return { mode, scaleBits, biasBits, codes: out, sse: r.sse, maxAbsError: r.maxAbs, lwe: Number.NaN, sq: r.sq, sqq: r.sqq, sqv: r.sqv };
+}
+
+/** assignAndMeasure's pass; its sums are in the reused passSums (read them before the next pass). */
+function pass(v: Float64Array, n: number, mode: Mode, scaleBits: number, biasBits: number, out: Int8Array, stopAt: number): PassSums {
   const S = halfToFloat(scaleBits);
   const B = halfToFloat(biasBits);
   // one loop per mode, without a per-element mode branch
-  const r = !(S > 0) ? assignZero(v, n, B, out) : mode === MODE_FP4 ? assignFp4(v, n, S, B, out, stopAt) : assignT158(v, n, S, B, out, stopAt);
-  return { mode, scaleBits, biasBits, codes: out, sse: r.sse, maxAbsError: r.maxAbs, lwe: Number.NaN, sq: r.sq, sqq: r.sqq, sqv: r.sqv };
+  return !(S > 0) ? assignZero(v, n, B, out) : mode === MODE_FP4 ? assignFp4(v, n, S, B, out, stopAt) : assignT158(v, n, S, B, out, stopAt);
 }
 
 /** The passes' results, reused (read at once by assignAndMeasure): no allocation per pass. */
@@ -544,25 +563,38 @@ const roundCodesB = new Int8Array(4096);
 const isRoundScratch = (codes: Int8Array): boolean => codes === roundCodesA || codes === roundCodesB;
 
 function refit(v: Float64Array, n: number, start: Fitted, v2: boolean, maxIterations: number, sv: number): Fitted {
-  let cur = start;
+  // the current best in locals: a round allocates nothing (a result object per round was most
+  // of the garbage of heavy-tailed encodes)
+  let { codes, scaleBits, biasBits, sse, maxAbsError, sq, sqq, sqv } = start;
+  let moved = false;
   for (let it = 0; it < maxIterations; it++) {
-    const { sq, sqq, sqv } = cur;
     const den = n * sqq - sq * sq;
     if (!(den > 0)) break; // all codes equal: the scale is not identifiable
     const S = (n * sqv - sq * sv) / den;
     if (!(S > 0)) break; // encoders never write a negative scale
-    const scaleBits = scaleToHalfBits(S);
-    const biasBits = biasToHalfBits((sv - halfToFloat(scaleBits) * sq) / n, v2);
-    if (scaleBits === cur.scaleBits && biasBits === cur.biasBits) break;
-    // the scratch buffer cur does not hold; stops early once its partial error reaches cur.sse
-    // (such a round would be rejected anyway)
-    const spare = cur.codes === roundCodesA ? roundCodesB : roundCodesA;
-    const next = assignAndMeasure(v, n, cur.mode, scaleBits, biasBits, spare, cur.sse);
-    if (!(next.sse < cur.sse)) break;
-    cur = next;
+    const nextScaleBits = scaleToHalfBits(S);
+    const nextBiasBits = biasToHalfBits((sv - halfToFloat(nextScaleBits) * sq) / n, v2);
+    if (nextScaleBits === scaleBits && nextBiasBits === biasBits) break;
+    // the scratch buffer the current codes are not in; stops early once its partial error
+    // reaches sse (such a round would be rejected anyway)
+    const spare = codes === roundCodesA ? roundCodesB : roundCodesA;
+    const r = pass(v, n, start.mode, nextScaleBits, nextBiasBits, spare, sse);
+    if (!(r.sse < sse)) break;
+    codes = spare;
+    scaleBits = nextScaleBits;
+    biasBits = nextBiasBits;
+    sse = r.sse;
+    maxAbsError = r.maxAbs;
+    sq = r.sq;
+    sqq = r.sqq;
+    sqv = r.sqv;
+    moved = true;
   }
-  if (isRoundScratch(cur.codes)) cur.codes = cur.codes.slice(0, n);
-  return cur;
+  if (!moved) {
+    if (isRoundScratch(start.codes)) start.codes = start.codes.slice(0, n);
+    return start;
+  }
+  return { mode: start.mode, scaleBits, biasBits, codes: codes.slice(0, n), sse, maxAbsError, lwe: Number.NaN, sq, sqq, sqv };
 }
 
 /** A refit round's sums estimated from the buckets; sse and sqv are within sseSlack / sqvSlack of the exact pass. */

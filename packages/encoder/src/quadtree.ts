@@ -69,10 +69,15 @@ export interface BlockOut {
   leaves: LeafOut[];
 }
 
+/**
+ * Node values for the fit, shared by all fitters: fits are synchronous and keep nothing of it.
+ * (A 32 KiB buffer per macroblock was allocated outside the JS heap and drove the GC.)
+ */
+const nodeScratch = new Float64Array(4096);
+
 /** Fits the leaves of one padded macroblock on demand, each node once. */
 export class MacroblockFitter {
   private readonly cache = new Map<number, LeafFit & { power: number }>();
-  private readonly scratch = new Float64Array(4096);
   constructor(
     readonly block: Float64Array,
     readonly fit: FitOptions,
@@ -82,7 +87,7 @@ export class MacroblockFitter {
     const id = nodeId(y, x, size);
     const hit = this.cache.get(id);
     if (hit) return hit;
-    const v = size === MACROBLOCK ? this.block : this.scratch;
+    const v = size === MACROBLOCK ? this.block : nodeScratch;
     let power = 0;
     // the leaf's sum in index (row-major) order, as fitLeaf would compute it
     let sv = 0;
