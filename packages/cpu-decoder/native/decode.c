@@ -474,32 +474,37 @@ __attribute__((export_name("validate_v1"))) int validate_v1(const u8 *in, u32 le
   return (int)blocks;
 }
 
-/* Leaf geometry of a MIXED split map in pre-order DFS (TL, TR, BL, BR), iterative (no stack).
+/* The 4 bits at even positions of an 8-bit value, packed (x or y of a Morton index). */
+static inline u32 morton_compact(u32 m) {
+  m &= 0x55u;
+  m = (m | (m >> 1)) & 0x33u;
+  return (m | (m >> 2)) & 0x0fu;
+}
+
+/* Leaf geometry of a MIXED split map in pre-order DFS (TL, TR, BL, BR), without a stack.
  * Writes word 1 (y | x << 6 | log2 << 12) of each leaf to geo[4 * i + 1]; returns the leaf count,
- * or -1 if more than cap leaves or a set map bit past the last one consumed. */
+ * or -1 if more than cap leaves or a set map bit past the last one consumed.
+ * The walk keeps the Morton index m of the current node's first 4x4 cell (x in the even bits, y in
+ * the odd ones: child order TL, TR, BL, BR is Morton order). After a leaf of side 2^lg, the next
+ * node in pre-order starts at m + 4^(lg-2), and its side is fixed by how many base-4 digits of
+ * that index are zero (the carry stopped at the first ancestor that was not a last child). This
+ * replaces a climb loop whose trip count the branch predictor could not guess. */
 static int walk_split_map(u32 map0, u32 map1, u32 map2, u32 *geo, u32 cap) {
   /* three words as scalars: a local array would need a stack, and this module has none */
 #define MAP_BIT(k) ((((k) < 32u ? map0 : (k) < 64u ? map1 : map2) >> ((k) & 31u)) & 1u)
-  u32 bit = 0, n = 0, y = 0, x = 0, lg = 6;
+  u32 bit = 0, n = 0, m = 0, lg = 6;
   for (;;) {
     if (lg > 2u) {
       const u32 k = bit++;
-      if (MAP_BIT(k)) { lg--; continue; } /* split: visit the first child */
+      if (MAP_BIT(k)) { lg--; continue; } /* split: the first child starts at the same cell */
     }
     if (n >= cap) return -1;
-    geo[4 * n + 1] = y | (x << 6) | (lg << 12);
+    geo[4 * n + 1] = (morton_compact(m >> 1) << 2) | (morton_compact(m) << 8) | (lg << 12);
     n++;
-    /* next sibling, climbing while this node is its parent's last (bottom-right) child */
-    for (;;) {
-      if (lg == 6u) goto done;
-      const u32 h = 1u << lg;
-      const u32 child = ((y & h) ? 2u : 0u) | ((x & h) ? 1u : 0u);
-      if (child == 3u) { y &= ~h; x &= ~h; lg++; continue; }
-      if (child == 1u) { x &= ~h; y |= h; } else { x |= h; }
-      break;
-    }
+    m += 1u << (2u * (lg - 2u));
+    if (m >= 256u) break;
+    lg = 2u + ((u32)__builtin_ctz(m) >> 1);
   }
-done:
   for (u32 k = bit; k < 96u; k++) if (MAP_BIT(k)) return -1;
 #undef MAP_BIT
   return (int)n;
