@@ -13,12 +13,13 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const source = join(root, "native", "decode.c");
 
 // -ffp-contract=off: mul then add, never fused (wasm has no scalar fma anyway; keep it explicit).
-const common = ["--target=wasm32", "-msimd128", "-O3", "-nostdlib", "-ffreestanding", "-ffp-contract=off",
+// -mbulk-memory: memcpy becomes memory.copy (band copies; every engine with wasm SIMD has it).
+const common = ["--target=wasm32", "-msimd128", "-mbulk-memory", "-O3", "-nostdlib", "-ffreestanding", "-ffp-contract=off",
   "-Wl,--no-entry", "-Wl,--import-memory", "-Wl,--strip-all", "-Wl,-z,stack-size=0", "-Wl,--initial-memory=65536"];
 const variants = {
   "decode.wasm": [],
   // worker_threads share one memory: the import must be declared shared, which needs the atomics feature
-  "decode-shared.wasm": ["-matomics", "-mbulk-memory", "-Wl,--shared-memory", "-Wl,--max-memory=4294967296"],
+  "decode-shared.wasm": ["-matomics", "-Wl,--shared-memory", "-Wl,--max-memory=4294967296"],
 };
 
 export function clangVersion() {

@@ -7,6 +7,8 @@ import { Sgfp4Error, checkShape, detectProfile, type ConformanceBackend, type Co
 import {
   MAX_WASM_BYTES,
   WASM_PAGE,
+  BAND_RESERVE_BYTES,
+  bandChunkBlocks,
   fillInputs,
   fusedLayout,
   instantiate,
@@ -80,7 +82,14 @@ export function decodeInto(bytes: Uint8Array, opts: DecodeOptions, out: Float32A
       const table = validateInArena(arena, bytes, request);
       if (typeof table === "object") {
         checkOutLength(out, request.rows, request.cols);
-        runKernel(() => arena.kernel.decode_leaves(table.tableAt, table.count, out.byteOffset, request.rows, request.cols, request.tilesX, 0));
+        const chunkBlocks = bandChunkBlocks(request.tilesX, out.byteLength);
+        if (request.profile === "v1" && chunkBlocks > 0 && table.bandAt + chunkBlocks * 64 * 64 * 4 <= arena.memory.buffer.byteLength) {
+          runKernel(() =>
+            arena.kernel.decode_v1_banded(table.tableAt, table.count, out.byteOffset, request.rows, request.cols, request.tilesX, table.bandAt, chunkBlocks),
+          );
+        } else {
+          runKernel(() => arena.kernel.decode_leaves(table.tableAt, table.count, out.byteOffset, request.rows, request.cols, request.tilesX, 0));
+        }
         return;
       }
       if (table === INVALID) return decodeIntoParsed(bytes, opts, out); // parse() throws the exact error
@@ -149,7 +158,7 @@ const INVALID = -1;
 const NO_ROOM = -2;
 
 /** Validate into the arena after its output region: the leaf table, or INVALID / NO_ROOM. */
-function validateInArena(arena: KernelArena, bytes: Uint8Array, r: FastRequest): { tableAt: number; count: number } | typeof INVALID | typeof NO_ROOM {
+function validateInArena(arena: KernelArena, bytes: Uint8Array, r: FastRequest): { tableAt: number; bandAt: number; count: number } | typeof INVALID | typeof NO_ROOM {
   const layout = validatedLayout(arena.outputBytes, r.profile, bytes.length, r.blockCount);
   if (layout.totalBytes > arena.memory.buffer.byteLength) return NO_ROOM;
   let count: number;
@@ -158,7 +167,7 @@ function validateInArena(arena: KernelArena, bytes: Uint8Array, r: FastRequest):
   } catch (e) {
     throw asSgfp4Error(e, "WebAssembly validation failed");
   }
-  return count < 0 ? INVALID : { tableAt: layout.tableAt, count };
+  return count < 0 ? INVALID : { tableAt: layout.tableAt, bandAt: layout.bandAt, count };
 }
 
 /**
@@ -166,12 +175,15 @@ function validateInArena(arena: KernelArena, bytes: Uint8Array, r: FastRequest):
  * validate_decode_v2). On an invalid stream the records before the fault are already written.
  */
 function decodeFusedInArena(arena: KernelArena, bytes: Uint8Array, r: FastRequest, out: Float32Array): true | typeof INVALID | typeof NO_ROOM {
-  const layout = fusedLayout(arena.outputBytes, bytes.length);
+  // the arena's output region may be larger than this output (a subarray): the band choice follows this one
+  const layout = fusedLayout(arena.outputBytes, bytes.length, r.tilesX, out.byteLength);
   if (layout.totalBytes > arena.memory.buffer.byteLength) return NO_ROOM;
   let status: number;
   try {
     new Uint8Array(arena.memory.buffer, layout.streamAt, bytes.length).set(bytes);
-    status = arena.kernel.validate_decode_v2(layout.streamAt, bytes.length, r.blockCount, layout.scratchAt, out.byteOffset, r.rows, r.cols, r.tilesX);
+    status = arena.kernel.validate_decode_v2(
+      layout.streamAt, bytes.length, r.blockCount, layout.scratchAt, out.byteOffset, r.rows, r.cols, r.tilesX, layout.bandAt, layout.chunkBlocks,
+    );
   } catch (e) {
     throw asSgfp4Error(e, "WebAssembly decode failed");
   }
@@ -275,7 +287,7 @@ export function createOutput(shape: readonly [number, number], opts: OutputOptio
     if (outputBytes + WASM_PAGE > MAX_WASM_BYTES) {
       throw new Sgfp4Error("LIMIT_EXCEEDED", `an output of ${outputBytes} bytes does not fit the kernel's 4 GiB memory`);
     }
-    const wanted = Math.min(MAX_WASM_BYTES, outputBytes + 1024 + blockCount * INPUT_BYTES_PER_BLOCK);
+    const wanted = Math.min(MAX_WASM_BYTES, outputBytes + 1024 + blockCount * INPUT_BYTES_PER_BLOCK + BAND_RESERVE_BYTES);
     const pages = pagesFor(wanted);
     // initial === maximum: the memory can never grow, so views of it never detach.
     const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });

@@ -15,7 +15,9 @@ export interface KernelExports {
   validate_v1(input: number, len: number, blocks: number, table: number, tableCap: number, addrBase: number, blockFirst: number): number;
   validate_v2(input: number, len: number, blocks: number, table: number, tableCap: number, addrBase: number, blockFirst: number): number;
   /** Validate and expand a v2 stream record by record (0 ok, -1 not ok; `out` is then partly written). */
-  validate_decode_v2(input: number, len: number, blocks: number, scratch: number, out: number, rows: number, cols: number, tilesX: number): number;
+  validate_decode_v2(input: number, len: number, blocks: number, scratch: number, out: number, rows: number, cols: number, tilesX: number, band: number, chunkBlocks: number): number;
+  /** Expand a validated v1 leaf table through an output band. */
+  decode_v1_banded(table: number, blocks: number, out: number, rows: number, cols: number, tilesX: number, band: number, chunkBlocks: number): void;
 }
 
 function base64ToBytes(b64: string): Uint8Array<ArrayBuffer> {
@@ -117,12 +119,16 @@ export function fillInputs(buffer: ArrayBufferLike, c: Container, bytes: Uint8Ar
   new Uint8Array(buffer, plan.payloadAt, plan.payloadEnd - plan.payloadStart).set(bytes.subarray(plan.payloadStart, plan.payloadEnd));
 }
 
-/** Linear memory for the wasm validator: [output | leaf table (cap) | first leaf per block (B+1) | stream copy]. */
+/**
+ * Linear memory for the wasm validator: [output | leaf table (cap) | first leaf per block (B+1) |
+ * stream copy]; v1 into a createOutput array then uses an output band at bandAt (past totalBytes).
+ */
 export interface ValidatedLayout {
   tableAt: number;
   tableCap: number;
   blockFirstAt: number;
   streamAt: number;
+  bandAt: number;
   totalBytes: number;
 }
 
@@ -132,20 +138,42 @@ export function validatedLayout(outBytes: number, profile: "v1" | "v2", streamBy
   const tableCap = profile === "v1" ? blockCount : Math.min(blockCount * 256, Math.floor(streamBytes / 20) + 16);
   const blockFirstAt = tableAt + tableCap * 16;
   const streamAt = align16(blockFirstAt + (blockCount + 1) * 4);
-  return { tableAt, tableCap, blockFirstAt, streamAt, totalBytes: streamAt + streamBytes + INPUT_SLACK_BYTES };
+  const bandAt = align16(streamAt + streamBytes + INPUT_SLACK_BYTES);
+  return { tableAt, tableCap, blockFirstAt, streamAt, bandAt, totalBytes: streamAt + streamBytes + INPUT_SLACK_BYTES };
 }
 
-/** Linear memory for validate_decode_v2: [output | scratch: one record's leaf table (256 leaves, 4 KiB) | stream copy]. */
+/**
+ * The output band (native/decode.c, "Output bands"): inner macroblocks are expanded into a band
+ * of 64 rows x `chunkBlocks` macroblocks, then copied out with memory.copy.
+ */
+export const BAND_BYTES = 256 * 1024;
+const BLOCK_BYTES = 64 * 64 * 4;
+/**
+ * Outputs up to this size are written directly: they stay in cache, where the band's copy is pure
+ * overhead (measured ~20% slower at 4 MiB, ~20-35% faster at 16 MiB; BENCHMARKS.md run 4).
+ */
+export const BAND_MIN_OUTPUT_BYTES = 8 * 1024 * 1024;
+/** Macroblocks per band chunk, 0 for no band. */
+export const bandChunkBlocks = (tilesX: number, outBytes: number) =>
+  outBytes < BAND_MIN_OUTPUT_BYTES ? 0 : Math.max(1, Math.min(tilesX, BAND_BYTES / BLOCK_BYTES));
+/** Memory a band and the one-record leaf scratch take, at most (reserved by createOutput). */
+export const BAND_RESERVE_BYTES = BAND_BYTES + 256 * 16 + 64;
+
+/** Linear memory for validate_decode_v2: [output | scratch: one record's leaf table (256 leaves, 4 KiB) | band | stream copy]. */
 export interface FusedLayout {
   scratchAt: number;
+  bandAt: number;
+  chunkBlocks: number;
   streamAt: number;
   totalBytes: number;
 }
 
-export function fusedLayout(outBytes: number, streamBytes: number): FusedLayout {
+export function fusedLayout(outBytes: number, streamBytes: number, tilesX: number, decodedBytes = outBytes): FusedLayout {
   const scratchAt = align16(outBytes);
-  const streamAt = scratchAt + 256 * 16;
-  return { scratchAt, streamAt, totalBytes: streamAt + streamBytes + INPUT_SLACK_BYTES };
+  const bandAt = scratchAt + 256 * 16;
+  const chunkBlocks = bandChunkBlocks(tilesX, decodedBytes);
+  const streamAt = bandAt + chunkBlocks * BLOCK_BYTES;
+  return { scratchAt, bandAt, chunkBlocks, streamAt, totalBytes: streamAt + streamBytes + INPUT_SLACK_BYTES };
 }
 
 /**
@@ -190,13 +218,38 @@ export function validatedLeafTable(bytes: Uint8Array, profile: "v1" | "v2", bloc
  * "not ok". For tests, which hold it to parse() and decodeReference; decodeInto uses it for v2
  * streams decoded into createOutput() arrays.
  */
-export function fusedDecodeV2(bytes: Uint8Array, shape: readonly [number, number], tilesX: number, blockCount: number): Float32Array | null {
+export function fusedDecodeV2(
+  bytes: Uint8Array,
+  shape: readonly [number, number],
+  tilesX: number,
+  blockCount: number,
+  chunkBlocks?: number,
+): Float32Array | null {
   const module = kernelModule();
   if (!module) throw new Error("the wasm kernel cannot run here");
   const outBytes = shape[0] * shape[1] * 4;
-  const layout = fusedLayout(outBytes, bytes.length);
+  const planned = fusedLayout(outBytes, bytes.length, tilesX);
+  // tests force a band width (0 = none) to cover chunk flushes on small shapes
+  const layout = chunkBlocks === undefined ? planned : { ...planned, chunkBlocks, streamAt: planned.bandAt + chunkBlocks * BLOCK_BYTES };
+  layout.totalBytes = layout.streamAt + bytes.length + INPUT_SLACK_BYTES;
   const memory = new WebAssembly.Memory({ initial: pagesFor(layout.totalBytes) });
   new Uint8Array(memory.buffer, layout.streamAt, bytes.length).set(bytes);
-  const status = instantiate(module, memory).validate_decode_v2(layout.streamAt, bytes.length, blockCount, layout.scratchAt, 0, shape[0], shape[1], tilesX);
+  const status = instantiate(module, memory).validate_decode_v2(
+    layout.streamAt, bytes.length, blockCount, layout.scratchAt, 0, shape[0], shape[1], tilesX, layout.bandAt, layout.chunkBlocks,
+  );
   return status === 0 ? new Float32Array(memory.buffer, 0, shape[0] * shape[1]).slice() : null;
+}
+
+/** v1 through the output band (decode_v1_banded) with a forced band width, in a fresh memory; null when the stream is not valid. For tests. */
+export function bandedDecodeV1(bytes: Uint8Array, shape: readonly [number, number], tilesX: number, blockCount: number, chunkBlocks: number): Float32Array | null {
+  const module = kernelModule();
+  if (!module) throw new Error("the wasm kernel cannot run here");
+  const outBytes = shape[0] * shape[1] * 4;
+  const layout = validatedLayout(outBytes, "v1", bytes.length, blockCount);
+  const memory = new WebAssembly.Memory({ initial: pagesFor(layout.bandAt + chunkBlocks * BLOCK_BYTES) });
+  const kernel = instantiate(module, memory);
+  const count = validateInMemory(kernel, memory.buffer, bytes, "v1", blockCount, layout, layout.streamAt);
+  if (count < 0) return null;
+  kernel.decode_v1_banded(layout.tableAt, count, 0, shape[0], shape[1], tilesX, layout.bandAt, chunkBlocks);
+  return new Float32Array(memory.buffer, 0, shape[0] * shape[1]).slice();
 }

@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse, tiling, type Container } from "@sgfp4/format";
-import { fusedDecodeV2, validatedLeafTable } from "../src/kernel.js";
+import { BAND_MIN_OUTPUT_BYTES, bandedDecodeV1, fusedDecodeV2, validatedLeafTable } from "../src/kernel.js";
 import { createOutput, decode, decodeInto, decodeReference } from "../src/index.js";
 import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
 import { LAYOUT } from "@sgfp4/format";
@@ -152,11 +152,19 @@ describe("decode paths that use the wasm validator", () => {
 function onePassDisagreement(bytes: Uint8Array, shape: readonly [number, number]): string {
   const parsed = parseOrNull(bytes, "v2", shape);
   const { tilesX, blockCount } = tiling(shape);
-  const got = fusedDecodeV2(bytes, shape, tilesX, blockCount);
-  if (!parsed) return got ? "one pass accepted a stream parse() rejects" : "";
-  if (!got) return "one pass rejected a stream parse() accepts";
-  const d = firstBitDifference(decodeReference(bytes, { profile: "v2", shape }), got);
-  return d >= 0 ? `first differing element ${d}` : "";
+  const reference = parsed ? decodeReference(bytes, { profile: "v2", shape }) : null;
+  // no band, a one-macroblock band (a copy per row), a band as wide as the tensor (one copy)
+  for (const chunkBlocks of [0, 1, tilesX]) {
+    const got = fusedDecodeV2(bytes, shape, tilesX, blockCount, chunkBlocks);
+    if (!reference) {
+      if (got) return `one pass (band ${chunkBlocks}) accepted a stream parse() rejects`;
+      continue;
+    }
+    if (!got) return `one pass (band ${chunkBlocks}) rejected a stream parse() accepts`;
+    const d = firstBitDifference(reference, got);
+    if (d >= 0) return `band ${chunkBlocks}: first differing element ${d}`;
+  }
+  return "";
 }
 
 /** Set one byte of a leaf's padding (the zero bytes after its codes, up to 16-byte alignment) to nonzero. */
@@ -224,4 +232,32 @@ describe("one-pass v2 validate + decode (kernel-memory outputs) vs parse() and d
     expect(rejected).toBeGreaterThan(1000);
     expect(paddingFaults).toBeGreaterThan(500);
   }, 120_000);
+});
+
+describe("output bands (outputs over BAND_MIN_OUTPUT_BYTES)", () => {
+  it("v1 through decode_v1_banded: same bits as decodeReference for random containers, every band width", () => {
+    const rng = new Rng(99, 5);
+    for (let i = 0; i < 200; i++) {
+      const c = generateValid(rng, { profile: "v1", maxTiles: 4 });
+      const { tilesX, blockCount } = tiling(c.shape);
+      const reference = decodeReference(c.bytes, { profile: "v1", shape: c.shape });
+      for (const chunkBlocks of [1, 2, tilesX]) {
+        const got = bandedDecodeV1(c.bytes, c.shape, tilesX, blockCount, chunkBlocks);
+        expect(got, `case ${i}`).not.toBeNull();
+        expect(firstBitDifference(reference, got!), `case ${i} band ${chunkBlocks} shape ${c.shape.join("x")}`).toBe(-1);
+      }
+    }
+  }, 60_000);
+
+  it("decodeInto a createOutput array larger than the threshold (v1 and v2, cropped shape) matches decodeReference", () => {
+    const shape: [number, number] = [2113, 1000]; // > 8 MiB, cropped in both directions
+    expect(shape[0] * shape[1] * 4).toBeGreaterThan(BAND_MIN_OUTPUT_BYTES);
+    const rng = new Rng(5, 6);
+    const out = createOutput(shape);
+    for (const profile of ["v1", "v2"] as const) {
+      const c = generateValid(rng, { profile, shape });
+      decodeInto(c.bytes, { profile, shape }, out);
+      expect(firstBitDifference(c.expected, out), profile).toBe(-1);
+    }
+  }, 60_000);
 });
