@@ -4,7 +4,7 @@
 //   node --expose-gc bench/bench.mjs 1 4              (chosen sizes)
 //   node --expose-gc bench/bench.mjs --before DIR 16   (also times decode / decodeInto of another
 //                                                       build, DIR/index.js, in the same run)
-// Not a test: it prints numbers. Times: mean per call over a batch after a warm-up, median of 3 batches.
+// Not a test: it prints numbers. Times: mean per call over a batch after a warm-up (>= 150 ms), median of 3 batches.
 import os from "node:os";
 import { writeV1, writeV2, parse, LAYOUT } from "@sgfp4/format";
 import { createOutput, decode, decodeInto } from "../dist/index.js";
@@ -67,7 +67,9 @@ const gc = globalThis.gc ?? (() => {});
 // loop, which the first version of this bench did.
 function median(fn, runs) {
   gc();
-  fn();
+  // Warm-up of at least 150 ms: V8 runs new wasm code on its baseline compiler (Liftoff) until the
+  // optimised (TurboFan) code is ready, which took ~2x longer per call in the first batches at 1 MiB.
+  for (let t0 = performance.now(), k = 0; k < 3 || performance.now() - t0 < 150; k++) fn();
   const batches = [];
   for (let b = 0; b < 3; b++) {
     const t0 = performance.now();
