@@ -8,7 +8,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { createCommandBackend, resolveBackends, type ConformanceBackend } from "@sgfp4/conformance";
 
-export const KNOWN_BACKENDS = ["cpu", "webgpu", "vulkan", "python"] as const;
+export const KNOWN_BACKENDS = ["cpu", "cpu-kmem", "webgpu", "vulkan", "python"] as const;
 
 export interface LoadedBackends {
   ready: ConformanceBackend[];
@@ -55,6 +55,24 @@ async function importDirect(name: string): Promise<ConformanceBackend | undefine
   }
 }
 
+/**
+ * "cpu-kmem": the CPU decoder's other fast path, decodeInto an array from createOutput() (the
+ * kernel writes in place; v2 streams are validated and expanded in one pass), so fuzzing holds
+ * it to the same rules as decode().
+ */
+async function cpuKernelMemoryBackend(): Promise<ConformanceBackend> {
+  const cpu = await import("@sgfp4/cpu-decoder");
+  return {
+    name: "cpu-kmem",
+    available: async () => ({ ok: true, detail: "decodeInto a createOutput() array" }),
+    decode: async (bytes, o) => {
+      const out = cpu.createOutput(o.shape);
+      cpu.decodeInto(bytes, o, out);
+      return out.slice(); // the arena is reused by nothing else, but the caller keeps a plain array
+    },
+  };
+}
+
 export async function loadBackends(names: readonly string[], opts: { commandTimeoutMs?: number } = {}): Promise<LoadedBackends> {
   const ready: ConformanceBackend[] = [];
   const unavailable: LoadedBackends["unavailable"] = [];
@@ -62,6 +80,8 @@ export async function loadBackends(names: readonly string[], opts: { commandTime
     let backend: ConformanceBackend;
     if (name === "python") {
       backend = createCommandBackend(pythonBackendTemplate(), { name: "python", timeoutMs: opts.commandTimeoutMs ?? 30_000 });
+    } else if (name === "cpu-kmem") {
+      backend = await cpuKernelMemoryBackend();
     } else {
       [backend] = (await resolveBackends([name])) as [ConformanceBackend];
     }

@@ -1,6 +1,7 @@
 /**
  * The bounded deterministic fuzz run of CI: a fixed seed on every backend available here
- * (2000 cases take a few seconds with cpu, webgpu and vulkan on lavapipe).
+ * (2000 cases take a few seconds with cpu, cpu-kmem (decodeInto a createOutput array), webgpu and
+ * vulkan on lavapipe).
  * Valid cases must decode to the constructed output on all of them, mutated ones must be
  * rejected by all or decoded identically by all, nothing may throw a non-Sgfp4 error or hang.
  */
@@ -17,7 +18,7 @@ let inProcess: ConformanceBackend[] = [];
 let withPython: ConformanceBackend[] = [];
 
 beforeAll(async () => {
-  const loaded = await loadBackends(["cpu", "webgpu", "vulkan"]);
+  const loaded = await loadBackends(["cpu", "cpu-kmem", "webgpu", "vulkan"]);
   for (const u of loaded.unavailable) console.log(`fuzz: backend ${u.name} unavailable here: ${u.reason}`);
   inProcess = loaded.ready;
   const py = await loadBackends(["python"]);
@@ -31,6 +32,7 @@ afterAll(async () => {
 describe("bounded differential fuzz", () => {
   it("the CPU backend is available (the other backends join when they are)", () => {
     expect(inProcess.map((b) => b.name)).toContain("cpu");
+    expect(inProcess.map((b) => b.name)).toContain("cpu-kmem");
   });
 
   it(`seed ${SEED}, ${CASES} cases: no disagreement`, async () => {
