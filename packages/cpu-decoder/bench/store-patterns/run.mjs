@@ -9,12 +9,20 @@ import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const dir = mkdtempSync(join(tmpdir(), "sgfp4-patterns-"));
-const wasmFile = join(dir, "patterns.wasm");
-execFileSync("clang", ["--target=wasm32", "-msimd128", "-mbulk-memory", "-O3", "-nostdlib", "-ffreestanding", "-Wl,--no-entry",
-  "-Wl,--import-memory", "-Wl,-z,stack-size=0", "-o", wasmFile, join(here, "patterns.c")]);
-const module = new WebAssembly.Module(readFileSync(wasmFile));
-rmSync(dir, { recursive: true, force: true });
+/** The wasm module: PATTERNS_WASM names a prebuilt one (machines without clang), else clang builds it. */
+function patternsModule() {
+  if (process.env.PATTERNS_WASM) return new WebAssembly.Module(readFileSync(process.env.PATTERNS_WASM));
+  const dir = mkdtempSync(join(tmpdir(), "sgfp4-patterns-"));
+  try {
+    const wasmFile = join(dir, "patterns.wasm");
+    execFileSync("clang", ["--target=wasm32", "-msimd128", "-mbulk-memory", "-O3", "-nostdlib", "-ffreestanding", "-Wl,--no-entry",
+      "-Wl,--import-memory", "-Wl,-z,stack-size=0", "-o", wasmFile, join(here, "patterns.c")]);
+    return new WebAssembly.Module(readFileSync(wasmFile));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+const module = patternsModule();
 
 const sizes = process.argv.slice(2).map(Number).filter((n) => n > 0);
 const best = (f) => {
