@@ -66,7 +66,8 @@ export function encodeBlockRows(job: BlockJob): BlockOut[] {
         out.push({ layout: -1, leaves: [{ y: 0, x: 0, size: 64, mode: c.mode, scaleBits: c.scaleBits, biasBits: c.biasBits, errorHint: f.errorHint, codes: c.codes, sse: c.sse, lwe: c.lwe }] });
         continue;
       }
-      const fitter = new MacroblockFitter(block, job.fit);
+      // the threshold policy reads only the chosen candidates' errors
+      const fitter = new MacroblockFitter(block, job.fit, !job.rd);
       if (job.rd) {
         const local = (ty - job.tileRowStart) * tilesX + bx;
         const choice = decideRd(job.rd.stats, local * 3 * NODES_PER_BLOCK, job.rd.lambda);

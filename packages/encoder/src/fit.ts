@@ -3,8 +3,8 @@
  * Only +, -, *, /, sqrt, floor/round, abs and comparisons on doubles are used, in a fixed
  * order, so the result is the same on every engine and machine.
  */
-import { MODE_FP4, MODE_T158, halfToFloat, type Mode } from "@sgfp4/format";
-import { biasToHalfBits, scaleToHalfBits } from "./half.js";
+import { MODE_FP4, MODE_T158, type Mode } from "@sgfp4/format";
+import { biasToHalfBits, halfBitsValue, scaleToHalfBits } from "./half.js";
 import { laplacianWeightedError } from "./laplacian.js";
 
 /**
@@ -138,7 +138,7 @@ function exactSearch(c: Float64Array, n: number, candidateBits: Int32Array, cons
   for (const k of n < BUCKET_MIN_N ? SMALL_SEARCH_ORDER : SEARCH_ORDER) {
     const bits = candidateBits[k]!;
     if (bits === 0 || consider[k] === 0) continue;
-    const S = halfToFloat(bits);
+    const S = halfBitsValue(bits);
     const inv = 1 / S;
     let err = 0;
     // the stop test runs once per chunk: same sums in the same order, fewer branches
@@ -238,7 +238,7 @@ function bucketSearch(v: Float64Array, c: Float64Array, n: number, B: number, ab
     estimate[k] = Infinity;
     slackOf[k] = 0;
     if (bits === 0) continue;
-    const S = halfToFloat(bits);
+    const S = halfBitsValue(bits);
     const inv = 1 / S;
     // bounds every term and partial sum; also covers w - B - S q vs the computed x - S q
     const bound = (wAbsMax + (B < 0 ? -B : B) + 8 * S) * 1.001;
@@ -323,8 +323,8 @@ type Fitted = Candidate & CodeSums;
 
 /** Exact decode error of codes with stored parameters; fills errScratch (for the LWE). */
 function measure(v: Float64Array, n: number, codes: Int8Array, scaleBits: number, biasBits: number): void {
-  const S = halfToFloat(scaleBits);
-  const B = halfToFloat(biasBits);
+  const S = halfBitsValue(scaleBits);
+  const B = halfBitsValue(biasBits);
   for (let i = 0; i < n; i++) errScratch[i] = v[i]! - Math.fround(S * codes[i]! + B);
 }
 
@@ -340,8 +340,8 @@ function assignAndMeasure(v: Float64Array, n: number, mode: Mode, scaleBits: num
 
 /** assignAndMeasure's pass; its sums are in the reused passSums (read them before the next pass). */
 function pass(v: Float64Array, n: number, mode: Mode, scaleBits: number, biasBits: number, out: Int8Array, stopAt: number): PassSums {
-  const S = halfToFloat(scaleBits);
-  const B = halfToFloat(biasBits);
+  const S = halfBitsValue(scaleBits);
+  const B = halfBitsValue(biasBits);
   // one loop per mode, without a per-element mode branch
   return !(S > 0) ? assignZero(v, n, B, out) : mode === MODE_FP4 ? assignFp4(v, n, S, B, out, stopAt) : assignT158(v, n, S, B, out, stopAt);
 }
@@ -497,7 +497,7 @@ let centredAbsSum = 0;
 
 function fp4PlainParameters(v: Float64Array, n: number, v2: boolean, sv: number): Parameters {
   const biasBits = biasToHalfBits(sv / n, v2);
-  const B = halfToFloat(biasBits);
+  const B = halfBitsValue(biasBits);
   const c = centred;
   bucketLeafCount = 0; // the buckets (if any) will describe this leaf
   let absmax = 0;
@@ -536,7 +536,7 @@ function t158Plain(v: Float64Array, n: number, v2: boolean, sv: number): Fitted 
 
 function t158PlainParameters(v: Float64Array, n: number, v2: boolean, sv: number): Parameters {
   const biasBits = biasToHalfBits(sv / n, v2);
-  const B = halfToFloat(biasBits);
+  const B = halfBitsValue(biasBits);
   let mad = 0;
   for (let i = 0; i < n; i++) mad += Math.abs(v[i]! - B);
   return { scaleBits: scaleToHalfBits(mad / n), biasBits };
@@ -573,7 +573,7 @@ function refit(v: Float64Array, n: number, start: Fitted, v2: boolean, maxIterat
     const S = (n * sqv - sq * sv) / den;
     if (!(S > 0)) break; // encoders never write a negative scale
     const nextScaleBits = scaleToHalfBits(S);
-    const nextBiasBits = biasToHalfBits((sv - halfToFloat(nextScaleBits) * sq) / n, v2);
+    const nextBiasBits = biasToHalfBits((sv - halfBitsValue(nextScaleBits) * sq) / n, v2);
     if (nextScaleBits === scaleBits && nextBiasBits === biasBits) break;
     // the scratch buffer the current codes are not in; stops early once its partial error
     // reaches sse (such a round would be rejected anyway)
@@ -690,7 +690,7 @@ function refitFromBuckets(v: Float64Array, n: number, mode: Mode, start: Paramet
   let scaleBits = start.scaleBits;
   let biasBits = start.biasBits;
   // the start is estimated too: its exact pass is needed only if the refit keeps it
-  let { sq, sqq, sqv, sse, sseSlack, sqvSlack } = estimateRound(n, mode, halfToFloat(scaleBits), halfToFloat(biasBits));
+  let { sq, sqq, sqv, sse, sseSlack, sqvSlack } = estimateRound(n, mode, halfBitsValue(scaleBits), halfBitsValue(biasBits));
   let it = 0;
   let undecided = false;
   for (; it < maxIterations; it++) {
@@ -705,9 +705,9 @@ function refitFromBuckets(v: Float64Array, n: number, mode: Mode, start: Paramet
       undecided = true;
       break;
     }
-    const nextBiasBits = biasToHalfBits((sv - halfToFloat(nextScaleBits) * sq) / n, v2);
+    const nextBiasBits = biasToHalfBits((sv - halfBitsValue(nextScaleBits) * sq) / n, v2);
     if (nextScaleBits === scaleBits && nextBiasBits === biasBits) break;
-    const next = estimateRound(n, mode, halfToFloat(nextScaleBits), halfToFloat(nextBiasBits));
+    const next = estimateRound(n, mode, halfBitsValue(nextScaleBits), halfBitsValue(nextBiasBits));
     if (next.sse - next.sseSlack >= sse + sseSlack) break; // certainly not lower: refit stops here
     if (!(next.sse + next.sseSlack < sse - sseSlack)) {
       undecided = true;
@@ -744,8 +744,22 @@ export function fitLeaf(v: Float64Array, size: number, o: FitOptions): LeafFit {
   return fitLeafWithSum(v, size, o, sum(v, n));
 }
 
-/** fitLeaf for a caller that already summed v in index order (sv: that sum). */
-export function fitLeafWithSum(v: Float64Array, size: number, o: FitOptions, sv: number): LeafFit {
+/**
+ * A lower bound on a leaf's computed LWE from its computed sse, with margin for rounding: the
+ * LWE's weights are all >= 1 and its bands are orthogonal, so the exact LWE is at least the
+ * mean squared error; the rounding of both computations is below 1e-6 of it (a crude bound:
+ * about 8 * 2^-53 * n^2 * levels * weight for n <= 4096), so 1e-5 is safe.
+ */
+const LWE_FROM_SSE_MARGIN = 1 - 1e-5;
+
+/**
+ * fitLeaf for a caller that already summed v in index order (sv: that sum). chosenOnly: the
+ * caller reads only the chosen candidate's LWE (the threshold policy); T158's LWE (a measure
+ * pass and a pyramid) is then skipped, left NaN, when the selection cannot pick T158: T158 not
+ * allowed, or its sse alone proves its LWE above (1 + delta) times FP4's. The choice is the
+ * same either way.
+ */
+export function fitLeafWithSum(v: Float64Array, size: number, o: FitOptions, sv: number, chosenOnly = false): LeafFit {
   const n = size * size;
   const fp4Start = fp4PlainParameters(v, n, o.v2, sv);
   // both plain fits use the same FP16 bias (of sv / n): T158's mean absolute deviation is the centring pass's sum
@@ -753,10 +767,16 @@ export function fitLeafWithSum(v: Float64Array, size: number, o: FitOptions, sv:
   const fp4: Candidate = refitsFromBuckets(o, fp4Start) ? refitFromBuckets(v, n, MODE_FP4, fp4Start, o.v2, o.maxRefitIterations, sv) : plainThenRefit(v, n, MODE_FP4, fp4Start, o, sv);
   const t158: Candidate = refitsFromBuckets(o, t158Start) ? refitFromBuckets(v, n, MODE_T158, t158Start, o.v2, o.maxRefitIterations, sv) : plainThenRefit(v, n, MODE_T158, t158Start, o, sv);
   withLwe(v, n, size, fp4);
-  withLwe(v, n, size, t158);
-  const t158Allowed = t158.maxAbsError <= o.outlierGuard * halfToFloat(t158.scaleBits);
+  const t158Allowed = t158.maxAbsError <= o.outlierGuard * halfBitsValue(t158.scaleBits);
   const errF = o.selection === "l2" ? fp4.sse / n : fp4.lwe;
-  const errT = o.selection === "l2" ? t158.sse / n : t158.lwe;
-  const chosen = t158Allowed && errT <= (1 + o.delta) * errF ? t158 : fp4;
+  const limitT = (1 + o.delta) * errF;
+  let chosen = fp4;
+  if (o.selection === "l2") {
+    if (t158Allowed && t158.sse / n <= limitT) chosen = t158;
+    if (!chosenOnly || chosen === t158) withLwe(v, n, size, t158);
+  } else if (!chosenOnly || (t158Allowed && !((t158.sse / n) * LWE_FROM_SSE_MARGIN > limitT))) {
+    withLwe(v, n, size, t158);
+    if (t158Allowed && t158.lwe <= limitT) chosen = t158;
+  }
   return { fp4, t158, t158Allowed, chosen, errorHint: o.selection === "laplacian" && t158Allowed };
 }

@@ -78,9 +78,11 @@ const nodeScratch = new Float64Array(4096);
 /** Fits the leaves of one padded macroblock on demand, each node once. */
 export class MacroblockFitter {
   private readonly cache = new Map<number, LeafFit & { power: number }>();
+  /** chosenOnly: only the chosen candidates' errors are read (see fitLeafWithSum) */
   constructor(
     readonly block: Float64Array,
     readonly fit: FitOptions,
+    readonly chosenOnly = false,
   ) {}
 
   at(y: number, x: number, size: number): LeafFit & { power: number } {
@@ -100,7 +102,7 @@ export class MacroblockFitter {
         sv += w;
       }
     }
-    const f = fitLeafWithSum(v, size, this.fit, sv) as LeafFit & { power: number };
+    const f = fitLeafWithSum(v, size, this.fit, sv, this.chosenOnly) as LeafFit & { power: number };
     f.power = power / (size * size);
     this.cache.set(id, f);
     return f;

@@ -1,6 +1,6 @@
 import { MODE_FP4, MODE_T158, halfToFloat } from "@sgfp4/format";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_FIT_OPTIONS, SCALE_MULTIPLIERS, fitFp4Plain, fitLeaf, fitT158Plain, refitCandidate } from "../src/fit.js";
+import { DEFAULT_FIT_OPTIONS, SCALE_MULTIPLIERS, fitFp4Plain, fitLeaf, fitLeafWithSum, fitT158Plain, refitCandidate } from "../src/fit.js";
 import { biasToHalfBits, scaleToHalfBits } from "../src/half.js";
 import { synthetic, type Family } from "../src/random.js";
 
@@ -188,5 +188,41 @@ describe("refit rounds decided on bucket estimates", () => {
       }
     }
     expect(moved).toBeGreaterThan(50); // the refit did change parameters, so the rounds were exercised
+  });
+});
+
+describe("fitLeafWithSum, chosenOnly (T158's LWE skipped where it cannot be chosen)", () => {
+  it("chooses the same candidate with the same numbers as the full fit", () => {
+    let skipped = 0;
+    let t158Chosen = 0;
+    let leaves = 0;
+    const settings = [opts({ v2: true }), opts({ v2: true, delta: 3 }), opts({ v2: true, delta: 40 }), opts({ v2: true, selection: "l2", delta: 3 }), opts({ v2: true, refit: false, delta: 5 })];
+    for (const family of ["student-t", "gaussian", "sparse", "laplacian"] as Family[]) {
+      const data = synthetic(family, 64, 64, 9);
+      for (const size of [4, 8, 16, 32]) {
+        for (let y = 0; y < 64; y += size) {
+          for (let x = 0; x < 64; x += size) {
+            const v = new Float64Array(size * size);
+            let sv = 0;
+            for (let i = 0; i < size; i++) for (let j = 0; j < size; j++) sv += v[i * size + j] = data[(y + i) * 64 + x + j]!;
+            for (const o of settings) {
+              const full = fitLeafWithSum(v, size, o, sv);
+              const lean = fitLeafWithSum(v, size, o, sv, true);
+              leaves++;
+              expect(lean.chosen.mode).toBe(full.chosen.mode);
+              expect(lean.chosen.lwe).toBe(full.chosen.lwe);
+              expect(lean.fp4.lwe).toBe(full.fp4.lwe);
+              expect(lean.errorHint).toBe(full.errorHint);
+              if (Number.isNaN(lean.t158.lwe)) skipped++;
+              else expect(lean.t158.lwe).toBe(full.t158.lwe);
+              if (full.chosen.mode === MODE_T158) t158Chosen++;
+            }
+          }
+        }
+      }
+    }
+    // both branches were exercised
+    expect(skipped).toBeGreaterThan(leaves / 4);
+    expect(t158Chosen).toBeGreaterThan(50);
   });
 });

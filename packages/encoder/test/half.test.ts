@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { biasToHalfBits, nearestHalfBits, scaleToHalfBits } from "../src/half.js";
+import { halfToFloat } from "@sgfp4/format";
+import { biasToHalfBits, halfBitsValue, nearestHalfBits, scaleToHalfBits } from "../src/half.js";
 
 const ULP1 = 2 ** -10; // FP16 spacing in [1, 2)
 
@@ -73,5 +74,13 @@ describe("nearestHalfBits", () => {
     expect(scaleToHalfBits(-1)).toBe(0);
     expect(scaleToHalfBits(0)).toBe(0);
     expect(scaleToHalfBits(0.25)).toBe(0x3400);
+  });
+});
+
+describe("halfBitsValue", () => {
+  it("is halfToFloat for every FP16 pattern (signed zeros, subnormals, Inf and NaN included)", () => {
+    let wrong = 0;
+    for (let bits = 0; bits < 0x10000; bits++) if (!Object.is(halfBitsValue(bits), halfToFloat(bits))) wrong++;
+    expect(wrong).toBe(0);
   });
 });
