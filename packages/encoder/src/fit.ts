@@ -313,6 +313,72 @@ function bucketSearch(v: Float64Array, c: Float64Array, n: number, B: number, ab
   return count === 1 ? only : -1;
 }
 
+/**
+ * Relative bound on the difference between two float sums of the same n <= 4096 non-negative
+ * terms in different orders: each is within (n - 1) * 2^-53 (about 4.6e-13) of the exact sum
+ * (no cancellation), so two differ by less than 1e-12 of either; 1e-11 leaves a margin.
+ */
+const REORDER_SLACK = 1e-11;
+/** The centred values with the large ones (|x| >= absmax / 2) first, for largestFirstSearch. */
+const largeFirst = new Float64Array(4096);
+
+/**
+ * The scale search for leaves too small to bucket (8x8, 4x4). Losing candidates are mostly
+ * told by the clipping of the largest values, so each candidate's error is summed with the
+ * values of |x| >= absmax / 2 first and stops once it exceeds the best total so far by more
+ * than the reordering slack. Sums in this order differ from exactSearch's index-order sums by
+ * rounding only (REORDER_SLACK), so a candidate whose sum exceeds the best by more than that
+ * cannot win. Returns k when one candidate can win; otherwise -1 with `survivors` marking the
+ * candidates exactSearch must decide between (near ties, equal bits).
+ */
+function largestFirstSearch(c: Float64Array, n: number, absmax: number, candidateBits: Int32Array): number {
+  const large = absmax * 0.5;
+  let front = 0;
+  let back = n;
+  for (let i = 0; i < n; i++) {
+    const x = c[i]!;
+    if (Math.abs(x) >= large) largeFirst[front++] = x;
+    else largeFirst[--back] = x;
+  }
+  let bestUpper = Infinity;
+  for (const k of SMALL_SEARCH_ORDER) {
+    const bits = candidateBits[k]!;
+    estimate[k] = Infinity;
+    // equal bits give equal errors and the lowest k wins ties: only it is tried (bits grow with k)
+    if (bits === 0 || (k > 0 && candidateBits[k - 1] === bits)) continue;
+    const S = halfBitsValue(bits);
+    const inv = 1 / S;
+    let err = 0;
+    for (let i0 = 0; i0 < n && err * (1 - REORDER_SLACK) <= bestUpper; i0 += SEARCH_CHUNK) {
+      const end = i0 + SEARCH_CHUNK < n ? i0 + SEARCH_CHUNK : n;
+      for (let i = i0; i < end; i++) {
+        const x = largeFirst[i]!;
+        const y = x * inv;
+        const floorY = Math.floor(y);
+        let q = floorY + +(y - floorY >= 0.5); // Math.round(y), branch-free
+        if (q > 7) q = 7;
+        else if (q < -8) q = -8;
+        const d = x - S * q; // the same term as exactSearch's
+        err += d * d;
+      }
+    }
+    if (err * (1 - REORDER_SLACK) > bestUpper) continue; // stopped (or lost at the end)
+    estimate[k] = err;
+    if (err * (1 + REORDER_SLACK) < bestUpper) bestUpper = err * (1 + REORDER_SLACK);
+  }
+  let only = -1;
+  let count = 0;
+  for (let k = 0; k < 16; k++) {
+    const can = estimate[k]! * (1 - REORDER_SLACK) <= bestUpper;
+    survivors[k] = can ? 1 : 0;
+    if (can) {
+      only = k;
+      count++;
+    }
+  }
+  return count === 1 ? only : -1;
+}
+
 /** Code sums a least-squares refit needs, gathered while the codes are assigned. */
 interface CodeSums {
   sq: number;
@@ -517,9 +583,9 @@ function fp4PlainParameters(v: Float64Array, n: number, v2: boolean, sv: number)
     for (let k = 0; k < 16; k++) candidateBits[k] = scaleToHalfBits(s0 * SCALE_MULTIPLIERS[k]!);
     // The bucket estimate needs finite values and enough of them to pay for the bucketing.
     const useBuckets = n >= BUCKET_MIN_N && absmax < Infinity;
-    const onlyCandidate = useBuckets ? bucketSearch(v, c, n, B, absmax, candidateBits) : -1;
+    const onlyCandidate = useBuckets ? bucketSearch(v, c, n, B, absmax, candidateBits) : absmax < Infinity ? largestFirstSearch(c, n, absmax, candidateBits) : -1;
     // the exact search decides between the candidates the estimate could not separate
-    bestBits = onlyCandidate >= 0 ? candidateBits[onlyCandidate]! : exactSearch(c, n, candidateBits, useBuckets ? survivors : allCandidates);
+    bestBits = onlyCandidate >= 0 ? candidateBits[onlyCandidate]! : exactSearch(c, n, candidateBits, absmax < Infinity ? survivors : allCandidates);
   }
   return { scaleBits: bestBits, biasBits };
 }

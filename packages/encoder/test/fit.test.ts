@@ -131,12 +131,12 @@ function referenceScaleBits(v: Float64Array, n: number, v2: boolean): number {
 
 const FAMILIES: Family[] = ["gaussian", "laplacian", "student-t", "row-scale", "low-rank", "sparse"];
 
-describe("FP4 scale search (bucketed estimate, exact passes only where it cannot decide)", () => {
+describe("FP4 scale search (bucketed or largest-first estimates, exact passes only where they cannot decide)", () => {
   it("picks the same candidate as trying all 16 exactly, on many leaves of every family and size", () => {
     let leaves = 0;
     for (const family of FAMILIES) {
       const data = synthetic(family, 64, 192, 3);
-      for (const size of [16, 32, 64]) {
+      for (const size of [4, 8, 16, 32, 64]) {
         for (let c0 = 0; c0 + size <= 192; c0 += size) {
           const v = new Float64Array(size * size);
           for (let r = 0; r < size; r++) for (let c = 0; c < size; c++) v[r * size + c] = data[r * 192 + c0 + c]!;
@@ -159,6 +159,11 @@ describe("FP4 scale search (bucketed estimate, exact passes only where it cannot
     cases.push(Float64Array.from({ length: n }, (_, i) => (i % 5) * 1e-7));
     cases.push(Float64Array.from({ length: n }, (_, i) => (i === 17 ? 100 : (i % 3) - 1)));
     for (const v of cases) for (const v2 of [false, true]) expect(fitFp4Plain(v, n, v2).scaleBits).toBe(referenceScaleBits(v, n, v2));
+    // the same cases as 4x4 and 8x8 leaves (largest-first search), plus tiny scales whose candidates share FP16 bits
+    const small = [...cases.map((v) => v.slice(0, 16)), ...cases.map((v) => v.slice(0, 64))];
+    small.push(Float64Array.from({ length: 16 }, (_, i) => (i % 4) * 2 ** -22));
+    small.push(Float64Array.from({ length: 64 }, (_, i) => ((i * 7) % 9) * 2 ** -20));
+    for (const v of small) for (const v2 of [false, true]) expect(fitFp4Plain(v, v.length, v2).scaleBits).toBe(referenceScaleBits(v, v.length, v2));
   });
 });
 
