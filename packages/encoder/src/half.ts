@@ -74,9 +74,25 @@ export function halfBitsValue(bits: number): number {
   return bits & 0x8000 ? -magnitude : magnitude;
 }
 
-/** Scale: non-negative, nearest FP16. */
+/** Smallest normal FP16 value, 2^-14. */
+const MIN_NORMAL_HALF = pow2(-14);
+
+/**
+ * Scale: non-negative, nearest FP16. Positive normal-range values (every candidate and refit
+ * scale in practice, 20-40 per leaf) take nearestHalfBits' normal branch written out without
+ * its sign, NaN and clipping steps; the rest go through nearestHalfBits.
+ */
 export function scaleToHalfBits(s: number): number {
-  return s > 0 ? nearestHalfBits(s, 1) : 0;
+  if (!(s >= MIN_NORMAL_HALF && s <= HALF_MAX)) return s > 0 ? nearestHalfBits(s, 1) : 0;
+  exponentView[0] = s;
+  const e = (exponentWords[1]! >>> 20) - 1023;
+  const f = s * POW2[40 - e]!; // s * 2^(10 - e), in [1024, 2048)
+  const floorF = Math.floor(f);
+  const frac = f - floorF;
+  // roundHalfEven(f); floorF is an integer below 2048, so & 1 is its parity
+  const r = frac > 0.5 || (frac === 0.5 && (floorF & 1) === 1) ? floorF + 1 : floorF;
+  const bits = ((e + 15) << 10) + (r - 1024); // r = 2048 carries into the exponent
+  return bits > 0x7bff ? 0x7bff : bits;
 }
 
 /** Bias: nearest FP16 (v1) or nearest FP16 with the low 4 bits zero (v2). */

@@ -84,3 +84,19 @@ describe("halfBitsValue", () => {
     expect(wrong).toBe(0);
   });
 });
+
+describe("scaleToHalfBits", () => {
+  it("is nearestHalfBits for positive values and 0 otherwise (every binade, ties, the edges of the normal range)", () => {
+    const values = [0, -0, -1, Number.NaN, Infinity, 65504, 65519, 65520, 1e9, 2 ** -14, 2 ** -14 * (1 - 2 ** -12), 2 ** -24, 2 ** -26];
+    for (let e = -26; e <= 16; e++) {
+      for (let m = 0; m < 64; m++) {
+        const base = 2 ** e * (1 + m / 64);
+        values.push(base, base * (1 + 2 ** -11), base * (1 + 3 * 2 ** -11), base * (1 - 2 ** -11), base * (1 + 2 ** -11 + 2 ** -40));
+      }
+    }
+    let wrong = 0;
+    for (const s of values) if (scaleToHalfBits(s) !== (s > 0 ? nearestHalfBits(s, 1) : 0)) wrong++;
+    expect(wrong).toBe(0);
+    expect(values.length).toBeGreaterThan(10000);
+  });
+});
