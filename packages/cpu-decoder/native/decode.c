@@ -279,69 +279,49 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
         continue;
       }
     }
-    /* Four 4x4 leaves side by side (FULL_4x4 stores them so): decoded together so each output row
-     * gets 64 contiguous bytes, one cache line, in four back-to-back stores. One 4x4 leaf alone
+    /* Four 4x4 leaves decoded together, either side by side (FULL_4x4 stores them so: each output
+     * row gets 64 contiguous bytes, one cache line) or as the TL, TR, BL, BR children of a split
+     * 8x8 node of a MIXED tree (two leaves share each row: 32 contiguous bytes). One 4x4 leaf alone
      * writes 16 bytes into each of 4 lines, which costs ~3x more per leaf once the output is
      * bigger than the cache. */
-    if (lg == 2u && (x & 15u) == 0 && count - n > 3u && block_inside && y + 4u <= 64u && table[4] == block &&
-        table[8] == block && table[12] == block && (table[5] & 0x7fffu) == (geometry & 0x7fffu) + (4u << 6) &&
-        (table[9] & 0x7fffu) == (geometry & 0x7fffu) + (8u << 6) &&
-        (table[13] & 0x7fffu) == (geometry & 0x7fffu) + (12u << 6)) {
-      v128_t s0, b0, s1, b1, s2, b2, s3, b3;
-      LEAF_SCALE_BIAS(params, s0, b0);
-      LEAF_SCALE_BIAS(table[6], s1, b1);
-      LEAF_SCALE_BIAS(table[10], s2, b2);
-      LEAF_SCALE_BIAS(table[14], s3, b3);
-      const v128_t c0 = codes_4x4(payload, mode), c1 = codes_4x4((const u8 *)table[7], (table[5] >> 15) & 1u);
-      const v128_t c2 = codes_4x4((const u8 *)table[11], (table[9] >> 15) & 1u);
-      const v128_t c3 = codes_4x4((const u8 *)table[15], (table[13] >> 15) & 1u);
-      v128_t a0, a1, a2, a3, e0, e1, e2, e3, g0, g1, g2, g3, h0, h1, h2, h3;
-      ROWS_4x4(c0, s0, b0, a0, a1, a2, a3);
-      ROWS_4x4(c1, s1, b1, e0, e1, e2, e3);
-      ROWS_4x4(c2, s2, b2, g0, g1, g2, g3);
-      ROWS_4x4(c3, s3, b3, h0, h1, h2, h3);
-      float *p = dst;
-      wasm_v128_store(p, a0), wasm_v128_store(p + 4, e0), wasm_v128_store(p + 8, g0), wasm_v128_store(p + 12, h0);
-      p += cols;
-      wasm_v128_store(p, a1), wasm_v128_store(p + 4, e1), wasm_v128_store(p + 8, g1), wasm_v128_store(p + 12, h1);
-      p += cols;
-      wasm_v128_store(p, a2), wasm_v128_store(p + 4, e2), wasm_v128_store(p + 8, g2), wasm_v128_store(p + 12, h2);
-      p += cols;
-      wasm_v128_store(p, a3), wasm_v128_store(p + 4, e3), wasm_v128_store(p + 8, g3), wasm_v128_store(p + 12, h3);
-      n += 3u;
-      table += 12;
-      continue;
-    }
-    /* Four 4x4 leaves that are the children of one split 8x8 node of a MIXED tree (TL, TR, BL, BR
-     * in table order): decoded together, two leaves share each output row (32 contiguous bytes). */
-    if (lg == 2u && ((x | y) & 7u) == 0 && count - n > 3u && block_inside && table[4] == block && table[8] == block &&
-        table[12] == block && (table[5] & 0x7fffu) == (geometry & 0x7fffu) + (4u << 6) &&
-        (table[9] & 0x7fffu) == (geometry & 0x7fffu) + 4u && (table[13] & 0x7fffu) == (geometry & 0x7fffu) + 4u + (4u << 6)) {
-      v128_t s0, b0, s1, b1, s2, b2, s3, b3;
-      LEAF_SCALE_BIAS(params, s0, b0);
-      LEAF_SCALE_BIAS(table[6], s1, b1);
-      LEAF_SCALE_BIAS(table[10], s2, b2);
-      LEAF_SCALE_BIAS(table[14], s3, b3);
-      const v128_t c0 = codes_4x4(payload, mode), c1 = codes_4x4((const u8 *)table[7], (table[5] >> 15) & 1u);
-      const v128_t c2 = codes_4x4((const u8 *)table[11], (table[9] >> 15) & 1u);
-      const v128_t c3 = codes_4x4((const u8 *)table[15], (table[13] >> 15) & 1u);
-      v128_t a0, a1, a2, a3, e0, e1, e2, e3, g0, g1, g2, g3, h0, h1, h2, h3;
-      ROWS_4x4(c0, s0, b0, a0, a1, a2, a3);
-      ROWS_4x4(c1, s1, b1, e0, e1, e2, e3);
-      ROWS_4x4(c2, s2, b2, g0, g1, g2, g3);
-      ROWS_4x4(c3, s3, b3, h0, h1, h2, h3);
-      float *p = dst;
-      wasm_v128_store(p, a0), wasm_v128_store(p + 4, e0), p += cols;
-      wasm_v128_store(p, a1), wasm_v128_store(p + 4, e1), p += cols;
-      wasm_v128_store(p, a2), wasm_v128_store(p + 4, e2), p += cols;
-      wasm_v128_store(p, a3), wasm_v128_store(p + 4, e3), p += cols;
-      wasm_v128_store(p, g0), wasm_v128_store(p + 4, h0), p += cols;
-      wasm_v128_store(p, g1), wasm_v128_store(p + 4, h1), p += cols;
-      wasm_v128_store(p, g2), wasm_v128_store(p + 4, h2), p += cols;
-      wasm_v128_store(p, g3), wasm_v128_store(p + 4, h3);
-      n += 3u;
-      table += 12;
-      continue;
+    if (lg == 2u && count - n > 3u && block_inside && table[4] == block && table[8] == block && table[12] == block) {
+      const u32 g = geometry & 0x7fffu, g1 = table[5] & 0x7fffu, g2 = table[9] & 0x7fffu, g3 = table[13] & 0x7fffu;
+      const int side_by_side = (x & 15u) == 0 && g1 == g + (4u << 6) && g2 == g + (8u << 6) && g3 == g + (12u << 6);
+      const int quad = ((x | y) & 7u) == 0 && g1 == g + (4u << 6) && g2 == g + 4u && g3 == g + 4u + (4u << 6);
+      if (side_by_side || quad) {
+        v128_t s0, b0, s1, b1, s2, b2, s3, b3;
+        LEAF_SCALE_BIAS(params, s0, b0);
+        LEAF_SCALE_BIAS(table[6], s1, b1);
+        LEAF_SCALE_BIAS(table[10], s2, b2);
+        LEAF_SCALE_BIAS(table[14], s3, b3);
+        const v128_t c0 = codes_4x4(payload, mode), c1 = codes_4x4((const u8 *)table[7], (table[5] >> 15) & 1u);
+        const v128_t c2 = codes_4x4((const u8 *)table[11], (table[9] >> 15) & 1u);
+        const v128_t c3 = codes_4x4((const u8 *)table[15], (table[13] >> 15) & 1u);
+        v128_t a0, a1, a2, a3, e0, e1, e2, e3, k0, k1, k2, k3, h0, h1, h2, h3;
+        ROWS_4x4(c0, s0, b0, a0, a1, a2, a3);
+        ROWS_4x4(c1, s1, b1, e0, e1, e2, e3);
+        ROWS_4x4(c2, s2, b2, k0, k1, k2, k3);
+        ROWS_4x4(c3, s3, b3, h0, h1, h2, h3);
+        float *p = dst;
+        if (side_by_side) { /* rows 0-3: leaf 0 | 1 | 2 | 3 */
+          wasm_v128_store(p, a0), wasm_v128_store(p + 4, e0), wasm_v128_store(p + 8, k0), wasm_v128_store(p + 12, h0), p += cols;
+          wasm_v128_store(p, a1), wasm_v128_store(p + 4, e1), wasm_v128_store(p + 8, k1), wasm_v128_store(p + 12, h1), p += cols;
+          wasm_v128_store(p, a2), wasm_v128_store(p + 4, e2), wasm_v128_store(p + 8, k2), wasm_v128_store(p + 12, h2), p += cols;
+          wasm_v128_store(p, a3), wasm_v128_store(p + 4, e3), wasm_v128_store(p + 8, k3), wasm_v128_store(p + 12, h3);
+        } else { /* rows 0-3: leaf 0 | 1, rows 4-7: leaf 2 | 3 */
+          wasm_v128_store(p, a0), wasm_v128_store(p + 4, e0), p += cols;
+          wasm_v128_store(p, a1), wasm_v128_store(p + 4, e1), p += cols;
+          wasm_v128_store(p, a2), wasm_v128_store(p + 4, e2), p += cols;
+          wasm_v128_store(p, a3), wasm_v128_store(p + 4, e3), p += cols;
+          wasm_v128_store(p, k0), wasm_v128_store(p + 4, h0), p += cols;
+          wasm_v128_store(p, k1), wasm_v128_store(p + 4, h1), p += cols;
+          wasm_v128_store(p, k2), wasm_v128_store(p + 4, h2), p += cols;
+          wasm_v128_store(p, k3), wasm_v128_store(p + 4, h3);
+        }
+        n += 3u;
+        table += 12;
+        continue;
+      }
     }
     /* Two side-by-side 8x8 leaves (UNIFORM_8 stores them so), for the same reason: whole lines. */
     if (lg == 3u && (x & 15u) == 0 && count - n > 1u && block_inside && y + 8u <= 64u && table[4] == block &&
