@@ -752,7 +752,7 @@ function t158Code(w: number, B: number, tau: number): number {
  * current parameters are measured exactly and `refit` continues from there, so the result is
  * always the one `refit` gives.
  */
-function refitFromBuckets(v: Float64Array, n: number, mode: Mode, start: Parameters, v2: boolean, maxIterations: number, sv: number): Fitted {
+function refitFromBuckets(v: Float64Array, n: number, mode: Mode, start: Parameters, v2: boolean, maxIterations: number, sv: number, loseAbove = Infinity): Fitted | null {
   let scaleBits = start.scaleBits;
   let biasBits = start.biasBits;
   // the start is estimated too: its exact pass is needed only if the refit keeps it
@@ -783,6 +783,9 @@ function refitFromBuckets(v: Float64Array, n: number, mode: Mode, start: Paramet
     biasBits = nextBiasBits;
     ({ sq, sqq, sqv, sse, sseSlack, sqvSlack } = next);
   }
+  // the kept parameters' exact error is at least its estimate minus the slack: above loseAbove,
+  // the caller cannot use the candidate, and its exact pass is skipped
+  if (!undecided && ((sse - sseSlack) / n) * LWE_FROM_SSE_MARGIN > loseAbove) return null;
   const cur = assignAndMeasure(v, n, mode, scaleBits, biasBits, new Int8Array(n));
   return undecided ? refit(v, n, cur, v2, maxIterations - it, sv) : cur;
 }
@@ -797,6 +800,9 @@ function withLwe(v: Float64Array, n: number, size: number, c: Candidate): Candid
 function refitsFromBuckets(o: FitOptions, p: Parameters): boolean {
   return o.refit && bucketLeafCount > 0 && p.scaleBits !== 0;
 }
+
+/** The T158 candidate of a chosenOnly fit that proved T158 cannot be chosen without measuring it. */
+const T158_NOT_FITTED: Candidate = Object.freeze({ mode: MODE_T158, scaleBits: 0, biasBits: 0, codes: new Int8Array(0), sse: Number.NaN, maxAbsError: Number.NaN, lwe: Number.NaN });
 
 /** Both candidates of one leaf (values row-major, size x size) and the 22.7 selection. */
 function plainThenRefit(v: Float64Array, n: number, mode: Mode, p: Parameters, o: FitOptions, sv: number): Fitted {
@@ -822,21 +828,28 @@ const LWE_FROM_SSE_MARGIN = 1 - 1e-5;
  * fitLeaf for a caller that already summed v in index order (sv: that sum). chosenOnly: the
  * caller reads only the chosen candidate's LWE (the threshold policy); T158's LWE (a measure
  * pass and a pyramid) is then skipped, left NaN, when the selection cannot pick T158: T158 not
- * allowed, or its sse alone proves its LWE above (1 + delta) times FP4's. The choice is the
- * same either way.
+ * allowed, or its sse alone proves its LWE above (1 + delta) times FP4's; where the bucket
+ * estimate of its refit already proves that, T158 is not even measured: `t158` is then
+ * T158_NOT_FITTED (no codes, NaN errors, t158Allowed and errorHint false; v2 records carry no
+ * error hint). The chosen candidate is the same either way.
  */
 export function fitLeafWithSum(v: Float64Array, size: number, o: FitOptions, sv: number, chosenOnly = false): LeafFit {
   const n = size * size;
   const fp4Start = fp4PlainParameters(v, n, o.v2, sv);
   // both plain fits use the same FP16 bias (of sv / n): T158's mean absolute deviation is the centring pass's sum
   const t158Start: Parameters = { scaleBits: scaleToHalfBits(centredAbsSum / n), biasBits: fp4Start.biasBits };
-  const fp4: Candidate = refitsFromBuckets(o, fp4Start) ? refitFromBuckets(v, n, MODE_FP4, fp4Start, o.v2, o.maxRefitIterations, sv) : plainThenRefit(v, n, MODE_FP4, fp4Start, o, sv);
-  const t158: Candidate = refitsFromBuckets(o, t158Start) ? refitFromBuckets(v, n, MODE_T158, t158Start, o.v2, o.maxRefitIterations, sv) : plainThenRefit(v, n, MODE_T158, t158Start, o, sv);
+  const fp4: Candidate = refitsFromBuckets(o, fp4Start) ? refitFromBuckets(v, n, MODE_FP4, fp4Start, o.v2, o.maxRefitIterations, sv)! : plainThenRefit(v, n, MODE_FP4, fp4Start, o, sv);
   withLwe(v, n, size, fp4);
-  const t158Allowed = t158.maxAbsError <= o.outlierGuard * halfBitsValue(t158.scaleBits);
   const errF = o.selection === "l2" ? fp4.sse / n : fp4.lwe;
   const limitT = (1 + o.delta) * errF;
-  let chosen = fp4;
+  // chosenOnly: T158's error estimate from the buckets may already prove it loses (its LWE is
+  // at least sse / n up to LWE_FROM_SSE_MARGIN); then it gets no exact pass and no codes
+  const t158 = refitsFromBuckets(o, t158Start)
+    ? refitFromBuckets(v, n, MODE_T158, t158Start, o.v2, o.maxRefitIterations, sv, chosenOnly ? limitT : Infinity)
+    : plainThenRefit(v, n, MODE_T158, t158Start, o, sv);
+  if (t158 === null) return { fp4, t158: T158_NOT_FITTED, t158Allowed: false, chosen: fp4, errorHint: false };
+  const t158Allowed = t158.maxAbsError <= o.outlierGuard * halfBitsValue(t158.scaleBits);
+  let chosen: Candidate = fp4;
   if (o.selection === "l2") {
     if (t158Allowed && t158.sse / n <= limitT) chosen = t158;
     if (!chosenOnly || chosen === t158) withLwe(v, n, size, t158);

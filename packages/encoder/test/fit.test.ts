@@ -196,9 +196,10 @@ describe("refit rounds decided on bucket estimates", () => {
   });
 });
 
-describe("fitLeafWithSum, chosenOnly (T158's LWE skipped where it cannot be chosen)", () => {
+describe("fitLeafWithSum, chosenOnly (T158's LWE, or its whole exact pass, skipped where it cannot be chosen)", () => {
   it("chooses the same candidate with the same numbers as the full fit", () => {
     let skipped = 0;
+    let notFitted = 0;
     let t158Chosen = 0;
     let leaves = 0;
     const settings = [opts({ v2: true }), opts({ v2: true, delta: 3 }), opts({ v2: true, delta: 40 }), opts({ v2: true, selection: "l2", delta: 3 }), opts({ v2: true, refit: false, delta: 5 })];
@@ -216,8 +217,16 @@ describe("fitLeafWithSum, chosenOnly (T158's LWE skipped where it cannot be chos
               leaves++;
               expect(lean.chosen.mode).toBe(full.chosen.mode);
               expect(lean.chosen.lwe).toBe(full.chosen.lwe);
+              expect(lean.chosen.codes).toEqual(full.chosen.codes);
               expect(lean.fp4.lwe).toBe(full.fp4.lwe);
-              expect(lean.errorHint).toBe(full.errorHint);
+              if (lean.t158.codes.length === 0) {
+                // not fitted: proved to lose on the bucket estimate alone
+                notFitted++;
+                expect(lean.errorHint).toBe(false);
+              } else {
+                expect(lean.errorHint).toBe(full.errorHint);
+                expect(lean.t158.sse).toBe(full.t158.sse);
+              }
               if (Number.isNaN(lean.t158.lwe)) skipped++;
               else expect(lean.t158.lwe).toBe(full.t158.lwe);
               if (full.chosen.mode === MODE_T158) t158Chosen++;
@@ -228,6 +237,7 @@ describe("fitLeafWithSum, chosenOnly (T158's LWE skipped where it cannot be chos
     }
     // both branches were exercised
     expect(skipped).toBeGreaterThan(leaves / 4);
+    expect(notFitted).toBeGreaterThan(100);
     expect(t158Chosen).toBeGreaterThan(50);
   });
 });
