@@ -581,66 +581,155 @@ __attribute__((export_name("validate_v2"))) int validate_v2(const u8 *in, u32 le
 }
 
 /*
- * A FULL_4x4 record wholly inside the tensor, validated and expanded without a leaf table: four
- * side-by-side leaves at a time (one 16-byte load of their headers, checked together), so each
- * output row gets 64 contiguous bytes. 1 = ok, 0 = not ok.
+ * Four 4x4 leaves with consecutive headers and 16-byte payload chunks, validated (reserved header
+ * bits, non-finite scale or bias, nonzero padding: any set bit of the result) and expanded:
+ * side by side at dst (quad = 0: each output row gets 64 contiguous bytes, one cache line) or as
+ * the TL, TR, BL, BR children of a split 8x8 node (quad = 1: 32 contiguous bytes a row).
+ */
+static inline __attribute__((always_inline)) v128_t four_4x4(const u8 *headers, const u8 *payload, float *dst, u32 cols,
+                                                              int quad) {
+  /* bytes a payload chunk must leave zero: 8..15 for FP4 (8 bytes used), 4..15 for T158 (4 used) */
+  const v128_t pad_fp4 = wasm_i32x4_const(0, 0, -1, -1), pad_t158 = wasm_i32x4_const(0, -1, -1, -1);
+  const v128_t exponent = wasm_i16x8_splat(0x7c00);
+  const v128_t h = wasm_v128_load(headers);
+  /* reserved header bits 1-3 set, or a non-finite scale or bias (exponent all ones) */
+  v128_t bad = wasm_v128_or(wasm_v128_and(h, wasm_i32x4_splat(0xe)), wasm_i16x8_eq(wasm_v128_and(h, exponent), exponent));
+  const v128_t modes = wasm_i32x4_sub(wasm_i32x4_const(0, 0, 0, 0), wasm_v128_and(h, wasm_i32x4_splat(1)));
+  /* scale * 2^-28 and bias of the four leaves at once, as LEAF_SCALE_BIAS does for one */
+  const v128_t scale_half = wasm_u32x4_shr(h, 16), bias_half = wasm_v128_and(h, wasm_i32x4_splat(0xfff0));
+  const v128_t scales = wasm_v128_or(
+      wasm_f32x4_mul(wasm_i32x4_shl(wasm_v128_and(scale_half, wasm_i32x4_splat(0x7fff)), 13), wasm_f32x4_splat(0x1p84f)),
+      wasm_i32x4_shl(wasm_v128_and(scale_half, wasm_i32x4_splat(0x8000)), 16));
+  const v128_t biases = wasm_v128_or(
+      wasm_f32x4_mul(wasm_i32x4_shl(wasm_v128_and(bias_half, wasm_i32x4_splat(0x7fff)), 13), wasm_f32x4_splat(0x1p112f)),
+      wasm_i32x4_shl(wasm_v128_and(bias_half, wasm_i32x4_splat(0x8000)), 16));
+  const v128_t v0 = wasm_v128_load(payload), v1 = wasm_v128_load(payload + 16);
+  const v128_t v2 = wasm_v128_load(payload + 32), v3 = wasm_v128_load(payload + 48);
+  const v128_t m0 = wasm_i32x4_shuffle(modes, modes, 0, 0, 0, 0), m1 = wasm_i32x4_shuffle(modes, modes, 1, 1, 1, 1);
+  const v128_t m2 = wasm_i32x4_shuffle(modes, modes, 2, 2, 2, 2), m3 = wasm_i32x4_shuffle(modes, modes, 3, 3, 3, 3);
+  bad = wasm_v128_or(bad, wasm_v128_and(v0, wasm_v128_bitselect(pad_t158, pad_fp4, m0)));
+  bad = wasm_v128_or(bad, wasm_v128_and(v1, wasm_v128_bitselect(pad_t158, pad_fp4, m1)));
+  bad = wasm_v128_or(bad, wasm_v128_and(v2, wasm_v128_bitselect(pad_t158, pad_fp4, m2)));
+  bad = wasm_v128_or(bad, wasm_v128_and(v3, wasm_v128_bitselect(pad_t158, pad_fp4, m3)));
+  const v128_t n0 = small_nibbles(v0, 0), n1 = small_nibbles(v1, 0), n2 = small_nibbles(v2, 0), n3 = small_nibbles(v3, 0);
+  const v128_t c0 = wasm_v128_bitselect(t158_from_nibbles(n0, 0), fp4_from_nibbles(n0), m0);
+  const v128_t c1 = wasm_v128_bitselect(t158_from_nibbles(n1, 0), fp4_from_nibbles(n1), m1);
+  const v128_t c2 = wasm_v128_bitselect(t158_from_nibbles(n2, 0), fp4_from_nibbles(n2), m2);
+  const v128_t c3 = wasm_v128_bitselect(t158_from_nibbles(n3, 0), fp4_from_nibbles(n3), m3);
+  const v128_t s0 = wasm_i32x4_shuffle(scales, scales, 0, 0, 0, 0), b0 = wasm_i32x4_shuffle(biases, biases, 0, 0, 0, 0);
+  const v128_t s1 = wasm_i32x4_shuffle(scales, scales, 1, 1, 1, 1), b1 = wasm_i32x4_shuffle(biases, biases, 1, 1, 1, 1);
+  const v128_t s2 = wasm_i32x4_shuffle(scales, scales, 2, 2, 2, 2), b2 = wasm_i32x4_shuffle(biases, biases, 2, 2, 2, 2);
+  const v128_t s3 = wasm_i32x4_shuffle(scales, scales, 3, 3, 3, 3), b3 = wasm_i32x4_shuffle(biases, biases, 3, 3, 3, 3);
+  v128_t a0, a1, a2, a3, e0, e1, e2, e3, g0, g1, g2, g3, k0, k1, k2, k3;
+  ROWS_4x4(c0, s0, b0, a0, a1, a2, a3);
+  ROWS_4x4(c1, s1, b1, e0, e1, e2, e3);
+  ROWS_4x4(c2, s2, b2, g0, g1, g2, g3);
+  ROWS_4x4(c3, s3, b3, k0, k1, k2, k3);
+  float *p = dst;
+  if (!quad) { /* rows 0-3: leaf 0 | 1 | 2 | 3 */
+    wasm_v128_store(p, a0), wasm_v128_store(p + 4, e0), wasm_v128_store(p + 8, g0), wasm_v128_store(p + 12, k0), p += cols;
+    wasm_v128_store(p, a1), wasm_v128_store(p + 4, e1), wasm_v128_store(p + 8, g1), wasm_v128_store(p + 12, k1), p += cols;
+    wasm_v128_store(p, a2), wasm_v128_store(p + 4, e2), wasm_v128_store(p + 8, g2), wasm_v128_store(p + 12, k2), p += cols;
+    wasm_v128_store(p, a3), wasm_v128_store(p + 4, e3), wasm_v128_store(p + 8, g3), wasm_v128_store(p + 12, k3);
+  } else { /* rows 0-3: leaf 0 | 1, rows 4-7: leaf 2 | 3 */
+    wasm_v128_store(p, a0), wasm_v128_store(p + 4, e0), p += cols;
+    wasm_v128_store(p, a1), wasm_v128_store(p + 4, e1), p += cols;
+    wasm_v128_store(p, a2), wasm_v128_store(p + 4, e2), p += cols;
+    wasm_v128_store(p, a3), wasm_v128_store(p + 4, e3), p += cols;
+    wasm_v128_store(p, g0), wasm_v128_store(p + 4, k0), p += cols;
+    wasm_v128_store(p, g1), wasm_v128_store(p + 4, k1), p += cols;
+    wasm_v128_store(p, g2), wasm_v128_store(p + 4, k2), p += cols;
+    wasm_v128_store(p, g3), wasm_v128_store(p + 4, k3);
+  }
+  return bad;
+}
+
+/*
+ * A FULL_4x4 record wholly inside the tensor, validated and expanded without a leaf table, four
+ * side-by-side leaves at a time (one 16-byte load of their headers, checked together).
+ * 1 = ok, 0 = not ok.
  */
 static int full_4x4_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) {
   const u64 headers_at = (u64)start + 4u, payload_at = (headers_at + 1024u + 15u) & ~15ull;
   if (payload_at + 256u * 16u > len) return 0;
   if (!all_zero(in, (u32)(headers_at + 1024u), (u32)payload_at)) return 0;
   const u8 *headers = in + (u32)headers_at, *payload = in + (u32)payload_at;
-  /* bytes a payload chunk must leave zero: 8..15 for FP4 (8 bytes used), 4..15 for T158 (4 used) */
-  const v128_t pad_fp4 = wasm_i32x4_const(0, 0, -1, -1), pad_t158 = wasm_i32x4_const(0, -1, -1, -1);
-  const v128_t exponent = wasm_i16x8_splat(0x7c00);
   v128_t bad = wasm_i32x4_const(0, 0, 0, 0);
   for (u32 group = 0; group < 64u; group++, headers += 16, payload += 64) {
-    const v128_t h = wasm_v128_load(headers);
-    /* reserved header bits 1-3 set, or a non-finite scale or bias (exponent all ones) */
-    bad = wasm_v128_or(bad, wasm_v128_and(h, wasm_i32x4_splat(0xe)));
-    bad = wasm_v128_or(bad, wasm_i16x8_eq(wasm_v128_and(h, exponent), exponent));
-    const v128_t modes = wasm_i32x4_sub(wasm_i32x4_const(0, 0, 0, 0), wasm_v128_and(h, wasm_i32x4_splat(1)));
-    /* scale * 2^-28 and bias of the four leaves at once, as LEAF_SCALE_BIAS does for one */
-    const v128_t scale_half = wasm_u32x4_shr(h, 16), bias_half = wasm_v128_and(h, wasm_i32x4_splat(0xfff0));
-    const v128_t scales = wasm_v128_or(
-        wasm_f32x4_mul(wasm_i32x4_shl(wasm_v128_and(scale_half, wasm_i32x4_splat(0x7fff)), 13), wasm_f32x4_splat(0x1p84f)),
-        wasm_i32x4_shl(wasm_v128_and(scale_half, wasm_i32x4_splat(0x8000)), 16));
-    const v128_t biases = wasm_v128_or(
-        wasm_f32x4_mul(wasm_i32x4_shl(wasm_v128_and(bias_half, wasm_i32x4_splat(0x7fff)), 13), wasm_f32x4_splat(0x1p112f)),
-        wasm_i32x4_shl(wasm_v128_and(bias_half, wasm_i32x4_splat(0x8000)), 16));
-    const v128_t v0 = wasm_v128_load(payload), v1 = wasm_v128_load(payload + 16);
-    const v128_t v2 = wasm_v128_load(payload + 32), v3 = wasm_v128_load(payload + 48);
-    const v128_t m0 = wasm_i32x4_shuffle(modes, modes, 0, 0, 0, 0), m1 = wasm_i32x4_shuffle(modes, modes, 1, 1, 1, 1);
-    const v128_t m2 = wasm_i32x4_shuffle(modes, modes, 2, 2, 2, 2), m3 = wasm_i32x4_shuffle(modes, modes, 3, 3, 3, 3);
-    bad = wasm_v128_or(bad, wasm_v128_and(v0, wasm_v128_bitselect(pad_t158, pad_fp4, m0)));
-    bad = wasm_v128_or(bad, wasm_v128_and(v1, wasm_v128_bitselect(pad_t158, pad_fp4, m1)));
-    bad = wasm_v128_or(bad, wasm_v128_and(v2, wasm_v128_bitselect(pad_t158, pad_fp4, m2)));
-    bad = wasm_v128_or(bad, wasm_v128_and(v3, wasm_v128_bitselect(pad_t158, pad_fp4, m3)));
-    const v128_t n0 = small_nibbles(v0, 0), n1 = small_nibbles(v1, 0), n2 = small_nibbles(v2, 0), n3 = small_nibbles(v3, 0);
-    const v128_t c0 = wasm_v128_bitselect(t158_from_nibbles(n0, 0), fp4_from_nibbles(n0), m0);
-    const v128_t c1 = wasm_v128_bitselect(t158_from_nibbles(n1, 0), fp4_from_nibbles(n1), m1);
-    const v128_t c2 = wasm_v128_bitselect(t158_from_nibbles(n2, 0), fp4_from_nibbles(n2), m2);
-    const v128_t c3 = wasm_v128_bitselect(t158_from_nibbles(n3, 0), fp4_from_nibbles(n3), m3);
-    const v128_t s0 = wasm_i32x4_shuffle(scales, scales, 0, 0, 0, 0), b0 = wasm_i32x4_shuffle(biases, biases, 0, 0, 0, 0);
-    const v128_t s1 = wasm_i32x4_shuffle(scales, scales, 1, 1, 1, 1), b1 = wasm_i32x4_shuffle(biases, biases, 1, 1, 1, 1);
-    const v128_t s2 = wasm_i32x4_shuffle(scales, scales, 2, 2, 2, 2), b2 = wasm_i32x4_shuffle(biases, biases, 2, 2, 2, 2);
-    const v128_t s3 = wasm_i32x4_shuffle(scales, scales, 3, 3, 3, 3), b3 = wasm_i32x4_shuffle(biases, biases, 3, 3, 3, 3);
-    v128_t a0, a1, a2, a3, e0, e1, e2, e3, g0, g1, g2, g3, k0, k1, k2, k3;
-    ROWS_4x4(c0, s0, b0, a0, a1, a2, a3);
-    ROWS_4x4(c1, s1, b1, e0, e1, e2, e3);
-    ROWS_4x4(c2, s2, b2, g0, g1, g2, g3);
-    ROWS_4x4(c3, s3, b3, k0, k1, k2, k3);
     /* leaf i of the record sits at row 4 * (i / 16), column 4 * (i % 16): group g = leaves 4g..4g+3 */
-    float *p = dst + (group >> 2) * 4u * cols + (group & 3u) * 16u;
-    wasm_v128_store(p, a0), wasm_v128_store(p + 4, e0), wasm_v128_store(p + 8, g0), wasm_v128_store(p + 12, k0);
-    p += cols;
-    wasm_v128_store(p, a1), wasm_v128_store(p + 4, e1), wasm_v128_store(p + 8, g1), wasm_v128_store(p + 12, k1);
-    p += cols;
-    wasm_v128_store(p, a2), wasm_v128_store(p + 4, e2), wasm_v128_store(p + 8, g2), wasm_v128_store(p + 12, k2);
-    p += cols;
-    wasm_v128_store(p, a3), wasm_v128_store(p + 4, e3), wasm_v128_store(p + 8, g3), wasm_v128_store(p + 12, k3);
+    bad = wasm_v128_or(bad, four_4x4(headers, payload, dst + (group >> 2) * 4u * cols + (group & 3u) * 16u, cols, 0));
   }
   return !wasm_v128_any_true(bad);
+}
+
+/*
+ * A MIXED record wholly inside the tensor, validated and expanded while its split map is walked
+ * (Morton order, as walk_split_map), without a leaf table. The leaf count is known up front:
+ * each split turns one node into four, so n = 1 + 3 * (set bits of the map) for a valid map, which
+ * places the payloads; a map with set bits the walk does not reach is rejected at the end. The
+ * four 4x4 children of a split 8x8 node are expanded together. 1 = ok, 0 = not ok.
+ */
+static int mixed_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) {
+  if ((u64)start + 16u > len) return 0;
+  const u32 map0 = load32(in + start + 4u), map1 = load32(in + start + 8u), map2 = load32(in + start + 12u);
+  const u32 n = 1u + 3u * (u32)(__builtin_popcount(map0) + __builtin_popcount(map1) + __builtin_popcount(map2));
+  if (n > 256u) return 0;
+  const u64 headers_end = (u64)start + 16u + 4u * n, payload_at = (headers_end + 15u) & ~15ull;
+  if (payload_at > len) return 0;
+  if (!all_zero(in, (u32)headers_end, (u32)payload_at)) return 0;
+#define MAP_BIT(k) ((((k) < 32u ? map0 : (k) < 64u ? map1 : map2) >> ((k) & 31u)) & 1u)
+  const u8 *header = in + start + 16u;
+  u64 p = payload_at;
+  u32 bit = 0, leaves = 0, m = 0, lg = 6, bad = 0;
+  v128_t bad4 = wasm_i32x4_const(0, 0, 0, 0);
+  for (;;) {
+    float *leaf_dst = dst + (morton_compact(m >> 1) << 2) * cols + (morton_compact(m) << 2);
+    const u32 split = MAP_BIT(bit); /* lg > 2 here: 4x4 nodes only come as the four children below */
+    bit++;
+    if (split && lg > 3u) { lg--; continue; } /* the first child starts at the same cell */
+    if (split) { /* a split 8x8 node: four 4x4 leaves, 16-byte payload chunks */
+      if (leaves + 4u > n || p + 64u > len) return 0;
+      bad4 = wasm_v128_or(bad4, four_4x4(header, in + (u32)p, leaf_dst, cols, 1));
+      header += 16, p += 64, leaves += 4, m += 4u;
+    } else {
+      if (leaves + 1u > n) return 0;
+      const u32 h = load32(header);
+      bad |= (h & 0xeu) | half_nonfinite(h >> 16) | half_nonfinite(h & 0xffffu);
+      const u32 mode = h & 1u;
+      /* 8x8 and larger payloads are whole 16-byte chunks: no padding */
+      const u32 used = mode ? (1u << (2u * lg)) >> 2 : (1u << (2u * lg)) >> 1;
+      if (p + used > len) return 0;
+      const u8 *payload = in + (u32)p;
+      v128_t vscale, vbias;
+      LEAF_SCALE_BIAS(h & 0xfffffff0u, vscale, vbias);
+      if (lg == 3u) { /* T158 reads 16 bytes past its payload: inside the stream copy's slack */
+        v128_t k0, k1, k2, k3;
+        CODES_8x8(payload, mode, k0, k1, k2, k3);
+        place16(leaf_dst, cols, 3, 0, k0, vscale, vbias);
+        place16(leaf_dst, cols, 3, 16, k1, vscale, vbias);
+        place16(leaf_dst, cols, 3, 32, k2, vscale, vbias);
+        place16(leaf_dst, cols, 3, 48, k3, vscale, vbias);
+      } else if (mode) {
+        switch (lg) {
+          case 4: leaf_t158(payload, leaf_dst, cols, 4, vscale, vbias); break;
+          case 5: leaf_t158(payload, leaf_dst, cols, 5, vscale, vbias); break;
+          default: leaf_t158(payload, leaf_dst, cols, 6, vscale, vbias); break;
+        }
+      } else {
+        switch (lg) {
+          case 4: leaf_fp4(payload, leaf_dst, cols, 4, vscale, vbias); break;
+          case 5: leaf_fp4(payload, leaf_dst, cols, 5, vscale, vbias); break;
+          default: leaf_fp4(payload, leaf_dst, cols, 6, vscale, vbias); break;
+        }
+      }
+      header += 4, p += used, leaves += 1, m += 1u << (2u * (lg - 2u));
+    }
+    if (m >= 256u) break;
+    lg = 2u + ((u32)__builtin_ctz(m) >> 1); /* the next node in pre-order: m's trailing zero digits */
+  }
+  for (u32 k = bit; k < 96u; k++) if (MAP_BIT(k)) return 0;
+#undef MAP_BIT
+  return leaves == n && !bad && !wasm_v128_any_true(bad4);
 }
 
 /*
@@ -797,7 +886,8 @@ __attribute__((export_name("validate_decode_v2"))) int validate_decode_v2(const 
       case 2: ok = uniform_rows_record(in, len, (u32)start, dst, stride, 4); break;
       case 3: ok = uniform_8_record(in, len, (u32)start, dst, stride); break;
       case 5: ok = full_4x4_record(in, len, (u32)start, dst, stride); break;
-      default: { /* UNIFORM_64, MIXED, and anything v2_record rejects */
+      case 4: ok = mixed_record(in, len, (u32)start, dst, stride); break;
+      default: { /* UNIFORM_64, and anything v2_record rejects */
         const int n = v2_record(in, len, (u32)start, b, scratch, 256u, (u32)in);
         ok = n >= 0;
         if (ok) decode_block_at(scratch, (u32)n, dst, stride);

@@ -232,6 +232,24 @@ describe("one-pass v2 validate + decode (kernel-memory outputs) vs parse() and d
     expect(rejected).toBeGreaterThan(1000);
     expect(paddingFaults).toBeGreaterThan(500);
   }, 120_000);
+
+  it("agrees on 600 MIXED-only containers of whole tiles (the split-map walker), their mutations and padding faults", () => {
+    const rng = new Rng(20261203, 7);
+    let rejected = 0;
+    for (let i = 0; i < 600; i++) {
+      const shape: [number, number] = [64 * rng.int(1, 2), 64 * rng.int(1, 3)];
+      const c = generateValid(rng, { profile: "v2", shape, layouts: [LAYOUT.MIXED] });
+      expect(onePassDisagreement(c.bytes, c.shape), `valid case ${i}`).toBe("");
+      for (let j = 0; j < 2; j++) {
+        const m = mutate(rng, c);
+        expect(onePassDisagreement(m.bytes, m.shape), `case ${i} ${m.ops.join(",")}`).toBe("");
+        if (!parseOrNull(m.bytes, m.profile, m.shape)) rejected++;
+      }
+      const bad = corruptPadding(rng, c.bytes, c.shape);
+      if (bad) expect(onePassDisagreement(bad, c.shape), `case ${i} padding`).toBe("");
+    }
+    expect(rejected).toBeGreaterThan(400);
+  }, 120_000);
 });
 
 describe("output bands (outputs over BAND_MIN_OUTPUT_BYTES)", () => {
