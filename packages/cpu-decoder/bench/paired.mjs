@@ -18,9 +18,17 @@ const MIXED_TREE=[["leaf","leaf","leaf",[["leaf","leaf","leaf","leaf"],"leaf","l
 function ms(tree,size=64,out=[]){ if(tree==="leaf") out.push(size); else for(const t of tree) ms(t,size/2,out); return out;}
 const MS=ms(MIXED_TREE);
 const v2=writeV2({shape:[rows,COLS],records:Array.from({length:B},(_,b)=>{const layout=[0,1,2,3,4,5][b%6]; if(layout===4) return {layout,tree:MIXED_TREE,leaves:MS.map(leaf)}; const size={0:64,1:32,2:16,3:8,5:4}[layout]; return {layout,leaves:Array.from({length:(64/size)**2},()=>leaf(size))};})});
+// Encoder-like MIXED records: random quadtrees (each node below the root split with probability
+// 0.6), ~70 leaves a record, mostly 4x4 and 8x8, as the encoder writes at tight thresholds.
+function randomTree(size, depth) {
+  if (size === 4) return "leaf";
+  if (depth > 0 && rnd() >= 0.6) return "leaf";
+  return [0, 1, 2, 3].map(() => randomTree(size / 2, depth + 1));
+}
+const mixedHeavy=writeV2({shape:[rows,COLS],records:Array.from({length:B},()=>{const tree=randomTree(64,0); return {layout:4,tree,leaves:ms(tree).map(leaf)};})});
 const v1=writeV1({shape:[rows,COLS],blocks:Array.from({length:B},()=>({mode:0,scaleBits:half(),biasBits:0xb000,payload:pay[64][0]}))});
 const src=new Float32Array(rows*COLS).fill(1.5), warm=new Float32Array(rows*COLS);
-for (const [name, bytes, profile] of [["v1 FP4", v1, "v1"], ["v2 mix", v2, "v2"]]) {
+for (const [name, bytes, profile] of [["v1 FP4", v1, "v1"], ["v2 mix", v2, "v2"], ["v2 random MIXED", mixedHeavy, "v2"]]) {
   const o={profile,shape:[rows,COLS]}; const a=ours.createOutput(o.shape), b=before.createOutput(o.shape);
   const fs={ours:()=>ours.decodeInto(bytes,o,a), before:()=>before.decodeInto(bytes,o,b), set:()=>warm.set(src)};
   for (const f of Object.values(fs)) for (let t0=performance.now(); performance.now()-t0<300;) f();
