@@ -217,6 +217,34 @@ static inline __attribute__((always_inline)) v128_t codes_4x4(const u8 *payload,
     row3 = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i16x8_shuffle(z_, hi_, 4, 12, 5, 13, 6, 14, 7, 15)), vscale), vbias); \
   } while (0)
 
+/* Four 4x4 leaves' codes (16 per vector) expanded and stored: side by side (quad = 0: rows 0-3 get
+ * leaf 0 | 1 | 2 | 3, 64 contiguous bytes a row) or as a split 8x8 node's TL, TR, BL, BR children
+ * (quad = 1: rows 0-3 get leaf 0 | 1, rows 4-7 leaf 2 | 3). */
+static inline __attribute__((always_inline)) void store_four_4x4(v128_t c0, v128_t c1, v128_t c2, v128_t c3, v128_t s0,
+                                                                  v128_t b0, v128_t s1, v128_t b1, v128_t s2, v128_t b2,
+                                                                  v128_t s3, v128_t b3, float *p, u32 cols, int quad) {
+  v128_t a0, a1, a2, a3, e0, e1, e2, e3, k0, k1, k2, k3, h0, h1, h2, h3;
+  ROWS_4x4(c0, s0, b0, a0, a1, a2, a3);
+  ROWS_4x4(c1, s1, b1, e0, e1, e2, e3);
+  ROWS_4x4(c2, s2, b2, k0, k1, k2, k3);
+  ROWS_4x4(c3, s3, b3, h0, h1, h2, h3);
+  if (!quad) {
+    wasm_v128_store(p, a0), wasm_v128_store(p + 4, e0), wasm_v128_store(p + 8, k0), wasm_v128_store(p + 12, h0), p += cols;
+    wasm_v128_store(p, a1), wasm_v128_store(p + 4, e1), wasm_v128_store(p + 8, k1), wasm_v128_store(p + 12, h1), p += cols;
+    wasm_v128_store(p, a2), wasm_v128_store(p + 4, e2), wasm_v128_store(p + 8, k2), wasm_v128_store(p + 12, h2), p += cols;
+    wasm_v128_store(p, a3), wasm_v128_store(p + 4, e3), wasm_v128_store(p + 8, k3), wasm_v128_store(p + 12, h3);
+  } else {
+    wasm_v128_store(p, a0), wasm_v128_store(p + 4, e0), p += cols;
+    wasm_v128_store(p, a1), wasm_v128_store(p + 4, e1), p += cols;
+    wasm_v128_store(p, a2), wasm_v128_store(p + 4, e2), p += cols;
+    wasm_v128_store(p, a3), wasm_v128_store(p + 4, e3), p += cols;
+    wasm_v128_store(p, k0), wasm_v128_store(p + 4, h0), p += cols;
+    wasm_v128_store(p, k1), wasm_v128_store(p + 4, h1), p += cols;
+    wasm_v128_store(p, k2), wasm_v128_store(p + 4, h2), p += cols;
+    wasm_v128_store(p, k3), wasm_v128_store(p + 4, h3);
+  }
+}
+
 /* The 64 codes of an 8x8 leaf as four 16-code vectors (rows 0-1, 2-3, 4-5, 6-7), like codes_4x4.
  * FP4 uses 32 bytes, T158 16: the second load of a T158 leaf may lie past the stream copy; the JS
  * side reserves 16 bytes of slack there (INPUT_SLACK_BYTES). */
@@ -297,27 +325,7 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
         const v128_t c0 = codes_4x4(payload, mode), c1 = codes_4x4((const u8 *)table[7], (table[5] >> 15) & 1u);
         const v128_t c2 = codes_4x4((const u8 *)table[11], (table[9] >> 15) & 1u);
         const v128_t c3 = codes_4x4((const u8 *)table[15], (table[13] >> 15) & 1u);
-        v128_t a0, a1, a2, a3, e0, e1, e2, e3, k0, k1, k2, k3, h0, h1, h2, h3;
-        ROWS_4x4(c0, s0, b0, a0, a1, a2, a3);
-        ROWS_4x4(c1, s1, b1, e0, e1, e2, e3);
-        ROWS_4x4(c2, s2, b2, k0, k1, k2, k3);
-        ROWS_4x4(c3, s3, b3, h0, h1, h2, h3);
-        float *p = dst;
-        if (side_by_side) { /* rows 0-3: leaf 0 | 1 | 2 | 3 */
-          wasm_v128_store(p, a0), wasm_v128_store(p + 4, e0), wasm_v128_store(p + 8, k0), wasm_v128_store(p + 12, h0), p += cols;
-          wasm_v128_store(p, a1), wasm_v128_store(p + 4, e1), wasm_v128_store(p + 8, k1), wasm_v128_store(p + 12, h1), p += cols;
-          wasm_v128_store(p, a2), wasm_v128_store(p + 4, e2), wasm_v128_store(p + 8, k2), wasm_v128_store(p + 12, h2), p += cols;
-          wasm_v128_store(p, a3), wasm_v128_store(p + 4, e3), wasm_v128_store(p + 8, k3), wasm_v128_store(p + 12, h3);
-        } else { /* rows 0-3: leaf 0 | 1, rows 4-7: leaf 2 | 3 */
-          wasm_v128_store(p, a0), wasm_v128_store(p + 4, e0), p += cols;
-          wasm_v128_store(p, a1), wasm_v128_store(p + 4, e1), p += cols;
-          wasm_v128_store(p, a2), wasm_v128_store(p + 4, e2), p += cols;
-          wasm_v128_store(p, a3), wasm_v128_store(p + 4, e3), p += cols;
-          wasm_v128_store(p, k0), wasm_v128_store(p + 4, h0), p += cols;
-          wasm_v128_store(p, k1), wasm_v128_store(p + 4, h1), p += cols;
-          wasm_v128_store(p, k2), wasm_v128_store(p + 4, h2), p += cols;
-          wasm_v128_store(p, k3), wasm_v128_store(p + 4, h3);
-        }
+        store_four_4x4(c0, c1, c2, c3, s0, b0, s1, b1, s2, b2, s3, b3, dst, cols, quad);
         n += 3u;
         table += 12;
         continue;
@@ -620,27 +628,7 @@ static inline __attribute__((always_inline)) v128_t four_4x4(const u8 *headers, 
   const v128_t s1 = wasm_i32x4_shuffle(scales, scales, 1, 1, 1, 1), b1 = wasm_i32x4_shuffle(biases, biases, 1, 1, 1, 1);
   const v128_t s2 = wasm_i32x4_shuffle(scales, scales, 2, 2, 2, 2), b2 = wasm_i32x4_shuffle(biases, biases, 2, 2, 2, 2);
   const v128_t s3 = wasm_i32x4_shuffle(scales, scales, 3, 3, 3, 3), b3 = wasm_i32x4_shuffle(biases, biases, 3, 3, 3, 3);
-  v128_t a0, a1, a2, a3, e0, e1, e2, e3, g0, g1, g2, g3, k0, k1, k2, k3;
-  ROWS_4x4(c0, s0, b0, a0, a1, a2, a3);
-  ROWS_4x4(c1, s1, b1, e0, e1, e2, e3);
-  ROWS_4x4(c2, s2, b2, g0, g1, g2, g3);
-  ROWS_4x4(c3, s3, b3, k0, k1, k2, k3);
-  float *p = dst;
-  if (!quad) { /* rows 0-3: leaf 0 | 1 | 2 | 3 */
-    wasm_v128_store(p, a0), wasm_v128_store(p + 4, e0), wasm_v128_store(p + 8, g0), wasm_v128_store(p + 12, k0), p += cols;
-    wasm_v128_store(p, a1), wasm_v128_store(p + 4, e1), wasm_v128_store(p + 8, g1), wasm_v128_store(p + 12, k1), p += cols;
-    wasm_v128_store(p, a2), wasm_v128_store(p + 4, e2), wasm_v128_store(p + 8, g2), wasm_v128_store(p + 12, k2), p += cols;
-    wasm_v128_store(p, a3), wasm_v128_store(p + 4, e3), wasm_v128_store(p + 8, g3), wasm_v128_store(p + 12, k3);
-  } else { /* rows 0-3: leaf 0 | 1, rows 4-7: leaf 2 | 3 */
-    wasm_v128_store(p, a0), wasm_v128_store(p + 4, e0), p += cols;
-    wasm_v128_store(p, a1), wasm_v128_store(p + 4, e1), p += cols;
-    wasm_v128_store(p, a2), wasm_v128_store(p + 4, e2), p += cols;
-    wasm_v128_store(p, a3), wasm_v128_store(p + 4, e3), p += cols;
-    wasm_v128_store(p, g0), wasm_v128_store(p + 4, k0), p += cols;
-    wasm_v128_store(p, g1), wasm_v128_store(p + 4, k1), p += cols;
-    wasm_v128_store(p, g2), wasm_v128_store(p + 4, k2), p += cols;
-    wasm_v128_store(p, g3), wasm_v128_store(p + 4, k3);
-  }
+  store_four_4x4(c0, c1, c2, c3, s0, b0, s1, b1, s2, b2, s3, b3, dst, cols, quad);
   return bad;
 }
 
