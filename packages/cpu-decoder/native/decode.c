@@ -108,6 +108,24 @@ static inline __attribute__((always_inline)) void leaf_t158(const u8 *src, float
   }
 }
 
+/* A full leaf of side 16, 32 or 64 (lg 4-6), one mode: a constant side per call, so each loop is unrolled for it. */
+static inline __attribute__((always_inline)) void big_leaf(const u8 *payload, float *dst, u32 cols, u32 lg, u32 mode,
+                                                            v128_t scale, v128_t bias) {
+  if (mode) {
+    switch (lg) {
+      case 4: leaf_t158(payload, dst, cols, 4, scale, bias); break;
+      case 5: leaf_t158(payload, dst, cols, 5, scale, bias); break;
+      default: leaf_t158(payload, dst, cols, 6, scale, bias); break;
+    }
+  } else {
+    switch (lg) {
+      case 4: leaf_fp4(payload, dst, cols, 4, scale, bias); break;
+      case 5: leaf_fp4(payload, dst, cols, 5, scale, bias); break;
+      default: leaf_fp4(payload, dst, cols, 6, scale, bias); break;
+    }
+  }
+}
+
 /* The first 16 codes (as 16*q bytes) of an FP4 payload chunk and of a T158 one. */
 static inline v128_t fp4_first16(v128_t v) {
   const v128_t top = wasm_i8x16_splat((signed char)0xf0);
@@ -389,19 +407,7 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
       place16(dst, cols, 3, 48, wasm_v128_bitselect(t3, wasm_i16x8_shl(nib3, 4), is_t158), vscale, vbias);
       continue;
     }
-    if (mode) {
-      switch (lg) {
-        case 4: leaf_t158(payload, dst, cols, 4, vscale, vbias); break;
-        case 5: leaf_t158(payload, dst, cols, 5, vscale, vbias); break;
-        default: leaf_t158(payload, dst, cols, 6, vscale, vbias); break;
-      }
-    } else {
-      switch (lg) {
-        case 4: leaf_fp4(payload, dst, cols, 4, vscale, vbias); break;
-        case 5: leaf_fp4(payload, dst, cols, 5, vscale, vbias); break;
-        default: leaf_fp4(payload, dst, cols, 6, vscale, vbias); break;
-      }
-    }
+    big_leaf(payload, dst, cols, lg, mode, vscale, vbias);
   }
 }
 
@@ -697,18 +703,8 @@ static int mixed_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) 
         place16(leaf_dst, cols, 3, 16, k1, vscale, vbias);
         place16(leaf_dst, cols, 3, 32, k2, vscale, vbias);
         place16(leaf_dst, cols, 3, 48, k3, vscale, vbias);
-      } else if (mode) {
-        switch (lg) {
-          case 4: leaf_t158(payload, leaf_dst, cols, 4, vscale, vbias); break;
-          case 5: leaf_t158(payload, leaf_dst, cols, 5, vscale, vbias); break;
-          default: leaf_t158(payload, leaf_dst, cols, 6, vscale, vbias); break;
-        }
       } else {
-        switch (lg) {
-          case 4: leaf_fp4(payload, leaf_dst, cols, 4, vscale, vbias); break;
-          case 5: leaf_fp4(payload, leaf_dst, cols, 5, vscale, vbias); break;
-          default: leaf_fp4(payload, leaf_dst, cols, 6, vscale, vbias); break;
-        }
+        big_leaf(payload, leaf_dst, cols, lg, mode, vscale, vbias);
       }
       header += 4, p += used, leaves += 1, m += 1u << (2u * (lg - 2u));
     }
