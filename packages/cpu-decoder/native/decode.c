@@ -836,16 +836,15 @@ static inline void decode_block_at(const u32 *table, u32 count, float *dst, u32 
  * table. `scratch` holds one record's leaf table (256 entries, 4 KiB). The price: on an invalid stream the records before the fault have already been written
  * to `out` (the caller documents that `out` is unspecified after an error). 0 = ok, -1 = not ok.
  */
-__attribute__((export_name("validate_decode_v2"))) int validate_decode_v2(const u8 *in, u32 len, u32 blocks, u32 *scratch,
-                                                                          float *out, u32 rows, u32 cols, u32 tiles_x,
-                                                                          float *band, u32 chunk_blocks) {
-  const u32 base = v2_record_base(in, len, blocks);
-  if (!base) return -1;
+/* Records b0..b1-1 of a stream whose header checks passed (base: its record region); prev: the
+ * offset of record b0-1, or -1. Inner blocks go to `band` when chunk_blocks != 0, else straight to
+ * `out`, which holds output rows from row_base on; edge blocks always go to `out`. 0 ok, -1 not ok. */
+static int decode_records(const u8 *in, u32 len, u32 base, u32 b0, u32 b1, long long prev, u32 *scratch, float *out,
+                          u32 rows, u32 cols, u32 tiles_x, u32 row_base, float *band, u32 chunk_blocks) {
   /* chunk_blocks 0: no band, inner blocks are written straight to `out` (outputs that fit in cache) */
   const u32 banded = chunk_blocks != 0u, stride = banded ? chunk_blocks * 64u : cols;
-  long long prev = -1;
-  u32 chunk_by = 0, chunk_bx0 = 0, chunk_inside = 0; /* the band holds blocks chunk_bx0.. of row chunk_by */
-  for (u32 b = 0; b < blocks; b++) {
+  u32 chunk_by = b0 / tiles_x, chunk_bx0 = b0 - chunk_by * tiles_x, chunk_inside = 0; /* band: blocks chunk_bx0.. of row chunk_by */
+  for (u32 b = b0; b < b1; b++) {
     const long long start = v2_record_start(in, len, base, b, &prev);
     if (start < 0) return -1;
     const u32 by = b / tiles_x, bx = b - by * tiles_x;
@@ -858,12 +857,12 @@ __attribute__((export_name("validate_decode_v2"))) int validate_decode_v2(const 
       /* addr_base = in: the payload addresses are absolute, as decode_leaves reads them */
       const int n = v2_record(in, len, (u32)start, b, scratch, 256u, (u32)in);
       if (n < 0) return -1;
-      decode_leaves(scratch, (u32)n, out, rows, cols, tiles_x, 0);
+      decode_leaves(scratch, (u32)n, out, rows, cols, tiles_x, row_base);
       continue;
     }
     /* inside blocks of a row come first and contiguous: the band's copied width grows by one */
     chunk_inside = bx - chunk_bx0 + 1u;
-    float *dst = banded ? band + (bx - chunk_bx0) * 64u : out + ((by * 64u) * cols + bx * 64u);
+    float *dst = banded ? band + (bx - chunk_bx0) * 64u : out + ((by * 64u - row_base) * cols + bx * 64u);
     int ok;
     switch (load32(in + start)) {
       case 1: ok = uniform_rows_record(in, len, (u32)start, dst, stride, 5); break;
@@ -881,6 +880,29 @@ __attribute__((export_name("validate_decode_v2"))) int validate_decode_v2(const 
   }
   if (banded) flush_band(band, stride, out, cols, chunk_by, chunk_bx0, chunk_inside);
   return 0;
+}
+
+__attribute__((export_name("validate_decode_v2"))) int validate_decode_v2(const u8 *in, u32 len, u32 blocks, u32 *scratch,
+                                                                          float *out, u32 rows, u32 cols, u32 tiles_x,
+                                                                          float *band, u32 chunk_blocks) {
+  const u32 base = v2_record_base(in, len, blocks);
+  if (!base) return -1;
+  return decode_records(in, len, base, 0, blocks, -1, scratch, out, rows, cols, tiles_x, 0, band, chunk_blocks);
+}
+
+/*
+ * The same one pass over records b0..b1-1 only, written to `out` holding output rows from row_base
+ * on: decode() expands a band of macroblock rows at a time into cache-sized scratch this way.
+ * Records before b0 must have been accepted by earlier calls (their offsets order this one).
+ */
+__attribute__((export_name("validate_decode_v2_rows"))) int validate_decode_v2_rows(const u8 *in, u32 len, u32 blocks, u32 b0,
+                                                                                    u32 b1, u32 *scratch, float *out,
+                                                                                    u32 rows, u32 cols, u32 tiles_x,
+                                                                                    u32 row_base) {
+  const u32 base = v2_record_base(in, len, blocks);
+  if (!base || b0 > b1 || b1 > blocks) return -1;
+  const long long prev = b0 ? (long long)load32(in + 16u + 4u * (b0 - 1u)) : -1;
+  return decode_records(in, len, base, b0, b1, prev, scratch, out, rows, cols, tiles_x, row_base, 0, 0);
 }
 
 /*

@@ -42,7 +42,12 @@ export function kernelAvailable(): boolean {
  */
 export function decode(bytes: Uint8Array, opts: DecodeOptions): Float32Array {
   const request = fastRequest(bytes, opts);
-  const validated = request && validateInScratch(bytes, request);
+  if (request?.profile === "v2") {
+    const out = decodeV2InBands(bytes, request);
+    if (out) return out;
+    // not ok: parse() below throws the exact error
+  }
+  const validated = request && request.profile === "v1" && validateInScratch(bytes, request);
   if (validated) {
     const out = allocateOutput(request.rows * request.cols);
     expandBands(validated, request, out);
@@ -51,6 +56,41 @@ export function decode(bytes: Uint8Array, opts: DecodeOptions): Float32Array {
   const c = parseForDecode(bytes, opts);
   const out = allocateOutput(c.shape[0] * c.shape[1]);
   expand(c, bytes, out);
+  return out;
+}
+
+/**
+ * v2 to a new array in one pass: each band of macroblock rows is validated and expanded into
+ * cache-sized scratch (validate_decode_v2_rows) and copied out. A stream that fails is dropped
+ * with the array, so writing before the fault is harmless here. The array is allocated only once
+ * the first band has passed, so a short hostile stream with a huge shape allocates no output.
+ * null: the stream is not valid (or the scratch does not fit): the caller runs parse().
+ */
+function decodeV2InBands(bytes: Uint8Array, r: FastRequest): Float32Array | null {
+  const module = kernelModule();
+  if (!module) return null;
+  if (64 * r.cols * 4 > 4 * BAND_TARGET_BYTES) return null; // very wide tensors: the parse() path
+  const bandBlockRows = Math.max(1, Math.min(r.tilesY, Math.floor(BAND_TARGET_BYTES / (64 * r.cols * 4))));
+  const layout = fusedLayout(bandBlockRows * 64 * r.cols * 4, bytes.length, r.tilesX, 0); // no output band: scratch is the band
+  if (layout.totalBytes > MAX_WASM_BYTES) return null;
+  let out: Float32Array | null = null;
+  try {
+    const { memory, kernel } = scratchMemory(module, layout.totalBytes);
+    new Uint8Array(memory.buffer, layout.streamAt, bytes.length).set(bytes);
+    for (let by0 = 0; by0 < r.tilesY; by0 += bandBlockRows) {
+      const by1 = Math.min(r.tilesY, by0 + bandBlockRows);
+      const rowBase = by0 * 64;
+      const status = kernel.validate_decode_v2_rows(
+        layout.streamAt, bytes.length, r.blockCount, by0 * r.tilesX, by1 * r.tilesX, layout.scratchAt, 0, r.rows, r.cols, r.tilesX, rowBase,
+      );
+      if (status !== 0) return null;
+      out ??= allocateOutput(r.rows * r.cols);
+      const keptRows = Math.min(r.rows, by1 * 64) - rowBase;
+      out.set(new Float32Array(memory.buffer, 0, keptRows * r.cols), rowBase * r.cols);
+    }
+  } catch (e) {
+    throw asSgfp4Error(e, "WebAssembly decode failed");
+  }
   return out;
 }
 

@@ -249,6 +249,53 @@ describe("one-pass v2 validate + decode (kernel-memory outputs) vs parse() and d
   }, 120_000);
 });
 
+describe("decode() of v2: one pass per band of macroblock rows (validate_decode_v2_rows)", () => {
+  function codeOf(run: () => unknown): string {
+    try {
+      run();
+    } catch (e) {
+      return (e as { code?: string }).code ?? `not an Sgfp4Error: ${String(e)}`;
+    }
+    return "decoded";
+  }
+
+  it("tall tensors (several bands): same bits as construction; mutations rejected with parse()'s code or decoded like decodeReference", () => {
+    const rng = new Rng(20261204, 8);
+    let rejected = 0;
+    for (let i = 0; i < 60; i++) {
+      // 64 columns: a band is 16 macroblock rows, so these shapes take 2-4 bands (the last cropped half the time)
+      const shape: [number, number] = [64 * rng.int(17, 50) - (rng.chance(0.5) ? rng.int(1, 63) : 0), rng.chance(0.5) ? 64 : rng.int(65, 128)];
+      const c = generateValid(rng, { profile: "v2", shape });
+      expect(firstBitDifference(c.expected, decode(c.bytes, { profile: "v2", shape })), `valid case ${i}`).toBe(-1);
+      for (let j = 0; j < 3; j++) {
+        const m = mutate(rng, c);
+        const opts = { profile: "v2" as const, shape: m.shape };
+        const parsed = parseOrNull(m.bytes, "v2", m.shape);
+        if (!parsed) {
+          rejected++;
+          expect(codeOf(() => decode(m.bytes, opts)), `case ${i} ${m.ops.join(",")}`).toBe(codeOf(() => parse(m.bytes, opts)));
+        } else {
+          expect(firstBitDifference(decodeReference(m.bytes, opts), decode(m.bytes, opts)), `case ${i} ${m.ops.join(",")}`).toBe(-1);
+        }
+      }
+    }
+    expect(rejected).toBeGreaterThan(60);
+  }, 120_000);
+
+  it("a record offset not above the previous one is rejected at every record, band starts included", () => {
+    const rng = new Rng(20261205, 9);
+    const shape: [number, number] = [64 * 40, 64]; // 40 records, bands of 16
+    const c = generateValid(rng, { profile: "v2", shape, gaps: false });
+    const opts = { profile: "v2" as const, shape };
+    for (let k = 1; k < 40; k++) {
+      const bytes = c.bytes.slice();
+      const view = new DataView(bytes.buffer);
+      view.setUint32(16 + 4 * k, view.getUint32(16 + 4 * (k - 1), true), true);
+      expect(codeOf(() => decode(bytes, opts)), `record ${k}`).toBe("NONMONOTONIC_OFFSET");
+    }
+  });
+});
+
 describe("output bands (outputs over BAND_MIN_OUTPUT_BYTES)", () => {
   it("v1 through decode_v1_banded: same bits as decodeReference for random containers, every band width", () => {
     const rng = new Rng(99, 5);
