@@ -594,6 +594,21 @@ __attribute__((export_name("validate_v2"))) int validate_v2(const u8 *in, u32 le
   return (int)count;
 }
 
+/* Two side-by-side 8x8 leaves (headers ha, hb; payloads pa, pb) expanded: 64 contiguous bytes
+ * per output row. The FP4-sized load of a T158 payload reads 16 bytes past it: the caller keeps
+ * that inside the stream copy or its INPUT_SLACK_BYTES. */
+static inline __attribute__((always_inline)) void pair_8x8(u32 ha, u32 hb, const u8 *pa, const u8 *pb, float *q, u32 cols) {
+  v128_t sa, ba, sb, bb, ka0, ka1, ka2, ka3, kb0, kb1, kb2, kb3;
+  LEAF_SCALE_BIAS(ha & 0xfffffff0u, sa, ba);
+  LEAF_SCALE_BIAS(hb & 0xfffffff0u, sb, bb);
+  CODES_8x8(pa, ha & 1u, ka0, ka1, ka2, ka3);
+  CODES_8x8(pb, hb & 1u, kb0, kb1, kb2, kb3);
+  ROWS_PAIR_8x8(q, cols, ka0, sa, ba, kb0, sb, bb);
+  ROWS_PAIR_8x8(q + 2 * cols, cols, ka1, sa, ba, kb1, sb, bb);
+  ROWS_PAIR_8x8(q + 4 * cols, cols, ka2, sa, ba, kb2, sb, bb);
+  ROWS_PAIR_8x8(q + 6 * cols, cols, ka3, sa, ba, kb3, sb, bb);
+}
+
 /*
  * Four 4x4 leaves with consecutive headers and 16-byte payload chunks, validated (reserved header
  * bits, non-finite scale or bias, nonzero padding: any set bit of the result) and expanded:
@@ -685,6 +700,18 @@ static int mixed_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) 
       if (leaves + 4u > n || p + 64u > len) return 0;
       bad4 = wasm_v128_or(bad4, four_4x4(header, in + (u32)p, leaf_dst, cols, 1));
       header += 16, p += 64, leaves += 4, m += 4u;
+    } else if (lg == 3u && (m & 4u) == 0 && MAP_BIT(bit) == 0) {
+      /* an 8x8 leaf that is a left child (TL or BL) whose right sibling, the next node, is an
+       * 8x8 leaf too: both at once, 64 contiguous bytes per output row */
+      bit++;
+      if (leaves + 2u > n) return 0;
+      const u32 ha = load32(header), hb = load32(header + 4);
+      bad |= ((ha | hb) & 0xeu) | half_nonfinite(ha >> 16) | half_nonfinite(ha & 0xffffu) | half_nonfinite(hb >> 16) |
+             half_nonfinite(hb & 0xffffu);
+      const u64 pb = p + ((ha & 1u) ? 16u : 32u), p_end = pb + ((hb & 1u) ? 16u : 32u);
+      if (p_end > len) return 0;
+      pair_8x8(ha, hb, in + (u32)p, in + (u32)pb, leaf_dst, cols);
+      header += 8, p = p_end, leaves += 2, m += 8u;
     } else {
       if (leaves + 1u > n) return 0;
       const u32 h = load32(header);
@@ -737,17 +764,8 @@ static int uniform_8_record(const u8 *in, u32 len, u32 start, float *dst, u32 co
     const u64 pa = p, pb = p + (mode_a ? 16u : 32u);
     p = pb + (mode_b ? 16u : 32u);
     if (p > len) return 0;
-    v128_t sa, ba, sb, bb, ka0, ka1, ka2, ka3, kb0, kb1, kb2, kb3;
-    LEAF_SCALE_BIAS(ha & 0xfffffff0u, sa, ba);
-    LEAF_SCALE_BIAS(hb & 0xfffffff0u, sb, bb);
-    CODES_8x8(in + (u32)pa, mode_a, ka0, ka1, ka2, ka3);
-    CODES_8x8(in + (u32)pb, mode_b, kb0, kb1, kb2, kb3);
     /* leaf i of the record sits at row 8 * (i / 8), column 8 * (i % 8): pair j = leaves 2j, 2j+1 */
-    float *q = dst + (pair >> 2) * 8u * cols + (pair & 3u) * 16u;
-    ROWS_PAIR_8x8(q, cols, ka0, sa, ba, kb0, sb, bb);
-    ROWS_PAIR_8x8(q + 2 * cols, cols, ka1, sa, ba, kb1, sb, bb);
-    ROWS_PAIR_8x8(q + 4 * cols, cols, ka2, sa, ba, kb2, sb, bb);
-    ROWS_PAIR_8x8(q + 6 * cols, cols, ka3, sa, ba, kb3, sb, bb);
+    pair_8x8(ha, hb, in + (u32)pa, in + (u32)pb, dst + (pair >> 2) * 8u * cols + (pair & 3u) * 16u, cols);
   }
   return !bad;
 }
