@@ -3,7 +3,7 @@
  * when called concurrently (the device and its queue are shared), the event loop keeps running
  * during a large decode, and every rejection carries its Sgfp4Error code.
  */
-import { GOLDEN_DIR, goldenVectors } from "./golden.js";
+import { GOLDEN_DIR, goldenVectors, thrownCode } from "./golden.js";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { MODE_FP4, isSgfp4Error, writeV1, type Shape } from "@sgfp4/format";
@@ -54,12 +54,7 @@ describe("golden vectors through decodeAsync", () => {
         if (v.expect.reject === "ANY") expect(code).toMatch(/^[A-Z_]+$/);
         else expect(code).toBe(v.expect.reject);
         // Straight into the addon: the native parse refuses it before any worker is queued.
-        let nativeCode: string | undefined;
-        try {
-          void nativeAddon().decodeAsync(bytes, v.profile, v.shape[0], v.shape[1], null);
-        } catch (e) {
-          nativeCode = (e as { code?: string }).code;
-        }
+        const nativeCode = thrownCode(() => void nativeAddon().decodeAsync(bytes, v.profile, v.shape[0], v.shape[1], null));
         if (v.expect.reject === "ANY") expect(nativeCode).toBeDefined();
         else expect(nativeCode).toBe(v.expect.reject);
       } else {

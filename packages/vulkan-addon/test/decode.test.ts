@@ -1,5 +1,5 @@
 import { readFileSync } from "node:fs";
-import { GOLDEN_DIR, goldenVectors } from "./golden.js";
+import { GOLDEN_DIR, goldenVectors, thrownCode } from "./golden.js";
 import { join } from "node:path";
 import { MODE_FP4, MODE_T158, Sgfp4Error, isSgfp4Error, writeV1, writeV2, type Shape } from "@sgfp4/format";
 import { describe, expect, it } from "vitest";
@@ -110,12 +110,7 @@ describe("golden vectors", () => {
         if (v.expect.reject === "ANY") expect(code).toBeDefined();
         else expect(code).toBe(v.expect.reject);
         // The native side refuses it on its own too, with the same code.
-        let nativeCode: string | undefined;
-        try {
-          nativeAddon().decodeInto(bytes, v.profile, v.shape[0], v.shape[1], new Float32Array(v.shape[0] * v.shape[1]));
-        } catch (e) {
-          nativeCode = (e as { code?: string }).code;
-        }
+        const nativeCode = thrownCode(() => nativeAddon().decodeInto(bytes, v.profile, v.shape[0], v.shape[1], new Float32Array(v.shape[0] * v.shape[1])));
         if (v.expect.reject === "ANY") expect(nativeCode).toBeDefined();
         else expect(nativeCode).toBe(v.expect.reject);
       } else {

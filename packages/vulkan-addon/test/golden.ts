@@ -19,3 +19,13 @@ export function goldenVectors(): GoldenVector[] {
   const index = JSON.parse(readFileSync(join(GOLDEN_DIR, "index.json"), "utf8")) as { vectors: string[] };
   return index.vectors.map((file) => JSON.parse(readFileSync(join(GOLDEN_DIR, file), "utf8")) as GoldenVector);
 }
+
+/** The `code` of what `run` throws, or undefined when it returns. */
+export function thrownCode(run: () => unknown): string | undefined {
+  try {
+    run();
+  } catch (e) {
+    return (e as { code?: string }).code;
+  }
+  return undefined;
+}
