@@ -3,7 +3,7 @@
  * depends only on its own weights and on tensor-wide numbers computed before the split
  * (tensor power), so the bytes do not depend on how rows are shared between threads.
  */
-import { MACROBLOCK, type Shape } from "@sgfp4/format";
+import { MACROBLOCK, halfToFloat, type Mode, type Shape } from "@sgfp4/format";
 import { fitLeaf, type FitOptions } from "./fit.js";
 import {
   MacroblockFitter,
@@ -15,6 +15,7 @@ import {
   leavesOfRd,
   macroblockStats,
   type BlockOut,
+  type LeafOut,
   type QuadtreeOptions,
 } from "./quadtree.js";
 
@@ -51,7 +52,13 @@ export function tilesOf(shape: Shape): { tilesY: number; tilesX: number } {
   return { tilesY: Math.ceil(shape[0] / MACROBLOCK), tilesX: Math.ceil(shape[1] / MACROBLOCK) };
 }
 
-export function encodeBlockRows(job: BlockJob): BlockOut[] {
+/** A job's result: its blocks in raster order and the exact decode of its tensor rows. */
+export interface EncodedRows {
+  blocks: BlockOut[];
+  decoded: Float32Array;
+}
+
+export function encodeBlockRows(job: BlockJob): EncodedRows {
   const [, cols] = job.shape;
   const { tilesX } = tilesOf(job.shape);
   const rowsInData = job.data.length / cols;
@@ -74,6 +81,98 @@ export function encodeBlockRows(job: BlockJob): BlockOut[] {
         out.push(blockFromLeaves(leavesOfRd(fitter, choice)));
       } else {
         out.push(blockFromLeaves(leavesOfNode(decideByThreshold(fitter, job.quadtree, job.tensorPower))));
+      }
+    }
+  }
+  // decoded here, in the job's thread, rather than on the main thread after all jobs
+  return { blocks: out, decoded: reconstruct(out, [rowsInData, cols], tilesX) };
+}
+
+/** Doubles per leaf in a packed result: y, x, size, mode, scaleBits, biasBits, errorHint, sse, lwe. */
+const PACKED_LEAF = 9;
+
+/**
+ * A job's result in four flat arrays, for a worker to hand back: structured-cloning the leaf
+ * objects (tens of thousands per job on heavy-tailed data, each with its own codes buffer) cost
+ * the main thread about as much time as the fits, so worker threads did not speed encodes up.
+ */
+export interface PackedRows {
+  /** leaves per block */
+  counts: Int32Array;
+  /** PACKED_LEAF doubles per leaf, blocks in order, each block's leaves in order */
+  leaves: Float64Array;
+  /** every leaf's codes, concatenated in the same order */
+  codes: Int8Array;
+  decoded: Float32Array;
+}
+
+export function packRows(r: EncodedRows): PackedRows {
+  let leafCount = 0;
+  let codeCount = 0;
+  for (const b of r.blocks) {
+    leafCount += b.leaves.length;
+    for (const l of b.leaves) codeCount += l.codes.length;
+  }
+  const counts = new Int32Array(r.blocks.length);
+  const leaves = new Float64Array(leafCount * PACKED_LEAF);
+  const codes = new Int8Array(codeCount);
+  let at = 0;
+  let codeAt = 0;
+  r.blocks.forEach((b, i) => {
+    counts[i] = b.leaves.length;
+    for (const l of b.leaves) {
+      leaves.set([l.y, l.x, l.size, l.mode, l.scaleBits, l.biasBits, +l.errorHint, l.sse, l.lwe], at);
+      at += PACKED_LEAF;
+      codes.set(l.codes, codeAt);
+      codeAt += l.codes.length;
+    }
+  });
+  return { counts, leaves, codes, decoded: r.decoded };
+}
+
+/** The blocks of a packed result; leaves' codes are views into its one codes array. */
+export function unpackRows(p: PackedRows, profile: "v1" | "v2"): EncodedRows {
+  const blocks: BlockOut[] = [];
+  let at = 0;
+  let codeAt = 0;
+  for (const count of p.counts) {
+    const leaves: LeafOut[] = [];
+    for (let k = 0; k < count; k++, at += PACKED_LEAF) {
+      const size = p.leaves[at + 2]!;
+      const codes = p.codes.subarray(codeAt, codeAt + size * size);
+      codeAt += size * size;
+      const f = p.leaves;
+      leaves.push({ y: f[at]!, x: f[at + 1]!, size, mode: f[at + 3] as Mode, scaleBits: f[at + 4]!, biasBits: f[at + 5]!, errorHint: f[at + 6] === 1, codes, sse: f[at + 7]!, lwe: f[at + 8]! });
+    }
+    // the layout and tree follow from the leaves (uniform leaves are already in raster order)
+    blocks.push(profile === "v1" ? { layout: -1, leaves } : blockFromLeaves(leaves));
+  }
+  return { blocks, decoded: p.decoded };
+}
+
+/**
+ * The exact decode of leaves (DECISIONS.md section 2 arithmetic): blocks in raster order from
+ * tile row 0 of `shape`, cropped to it. Each leaf's 16 possible values are computed once; a
+ * Float32Array store rounds S * q + B to float32 once, as the decoders do.
+ */
+export function reconstruct(blocks: readonly BlockOut[], shape: Shape, tilesX: number): Float32Array {
+  const [rows, cols] = shape;
+  const out = new Float32Array(rows * cols);
+  const values = new Float32Array(16); // indexed by code + 8
+  for (let b = 0; b < blocks.length; b++) {
+    const by = Math.floor(b / tilesX);
+    const bx = b % tilesX;
+    for (const l of blocks[b]!.leaves) {
+      const S = halfToFloat(l.scaleBits);
+      const B = halfToFloat(l.biasBits);
+      for (let q = -8; q < 8; q++) values[q + 8] = S * q + B;
+      const r0 = by * MACROBLOCK + l.y;
+      const c0 = bx * MACROBLOCK + l.x;
+      const rowEnd = Math.min(r0 + l.size, rows);
+      const width = Math.min(c0 + l.size, cols) - c0;
+      for (let r = r0, k = 0; r < rowEnd; r++, k += l.size) {
+        const o = r * cols + c0;
+        for (let j = 0; j < width; j++) out[o + j] = values[l.codes[k + j]! + 8]!;
       }
     }
   }

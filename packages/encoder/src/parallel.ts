@@ -3,8 +3,7 @@
  * output never depends on which thread finished first.
  */
 import { Worker } from "node:worker_threads";
-import { encodeBlockRows, statsBlockRows, type BlockJob } from "./blocks.js";
-import type { BlockOut } from "./quadtree.js";
+import { encodeBlockRows, statsBlockRows, unpackRows, type BlockJob, type EncodedRows, type PackedRows } from "./blocks.js";
 
 // Under vitest the sources are .ts; workers need the built JavaScript.
 const workerUrl = new URL(import.meta.url.endsWith(".ts") ? "../dist/worker.js" : "./worker.js", import.meta.url);
@@ -48,10 +47,12 @@ export class WorkerPool {
     }
   }
 
-  run<K extends Kind>(kind: K, job: BlockJob): Promise<K extends "stats" ? Float64Array : BlockOut[]> {
+  run<K extends Kind>(kind: K, job: BlockJob): Promise<K extends "stats" ? Float64Array : EncodedRows> {
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
-      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
+      // encode results come back packed (see PackedRows)
+      const done = (v: unknown): void => (resolve as (v: unknown) => void)(kind === "encode" ? unpackRows(v as PackedRows, job.profile) : v);
+      this.pending.set(id, { resolve: done, reject });
       this.queue.push({ kind, job, id });
       this.pump();
     });
@@ -68,8 +69,8 @@ export async function runChunks<K extends Kind>(
   jobs: BlockJob[],
   pool: WorkerPool | undefined,
   onChunk?: (done: number) => void,
-): Promise<(K extends "stats" ? Float64Array : BlockOut[])[]> {
-  type R = K extends "stats" ? Float64Array : BlockOut[];
+): Promise<(K extends "stats" ? Float64Array : EncodedRows)[]> {
+  type R = K extends "stats" ? Float64Array : EncodedRows;
   if (!pool) {
     const out: R[] = [];
     for (const job of jobs) {

@@ -1,5 +1,5 @@
 /** Encode one 2-D float32 tensor to a v1 or v2 container, with statistics and its exact decode. */
-import { LAYOUT_NAMES, MACROBLOCK, Sgfp4Error, align16, halfToFloat, writeV1, writeV2, type Shape } from "@sgfp4/format";
+import { LAYOUT_NAMES, MACROBLOCK, Sgfp4Error, align16, writeV1, writeV2, type Shape } from "@sgfp4/format";
 import type { BlockJob } from "./blocks.js";
 import { tilesOf } from "./blocks.js";
 import { DEFAULT_FIT_OPTIONS, type FitOptions } from "./fit.js";
@@ -58,14 +58,21 @@ export function resolveQuadtree(q: EncodeOptions["quadtree"] = {}): QuadtreeOpti
   return o;
 }
 
-function checkTensor(data: Float32Array, shape: Shape): void {
+/**
+ * Checks the shape, and returns the tensor's power (mean w^2) after checking that every value is
+ * finite: the sum of squares is finite exactly when every value is (a float32 squared is below
+ * 2^256, so no finite sum overflows a double), so one pass does both.
+ */
+function checkedTensorPower(data: Float32Array, shape: Shape): number {
   const [rows, cols] = shape;
   if (!Number.isSafeInteger(rows) || !Number.isSafeInteger(cols) || rows < 1 || cols < 1) throw new Sgfp4Error("INVALID_ARGUMENT", `shape must be [O, I] with integers >= 1, got [${rows}, ${cols}]`);
   if (data.length !== rows * cols) throw new Sgfp4Error("INVALID_ARGUMENT", `tensor has ${data.length} values, shape [${rows}, ${cols}] needs ${rows * cols}`);
-  for (let i = 0; i < data.length; i++) {
-    const v = data[i]!;
-    if (v !== v || v === Infinity || v === -Infinity) throw new Sgfp4Error("INVALID_ARGUMENT", `tensor value ${i} is ${v}; only finite weights can be encoded`);
+  const power = tensorPower(data);
+  if (!Number.isFinite(power)) {
+    const i = data.findIndex((v) => !Number.isFinite(v));
+    throw new Sgfp4Error("INVALID_ARGUMENT", `tensor value ${i} is ${data[i]}; only finite weights can be encoded`);
   }
+  return power;
 }
 
 export function tensorPower(data: Float32Array): number {
@@ -98,10 +105,10 @@ export interface TensorAnalysis {
 }
 
 export async function analyzeTensor(data: Float32Array, shape: Shape, opts: EncodeOptions = {}): Promise<TensorAnalysis> {
-  checkTensor(data, shape);
+  const power = checkedTensorPower(data, shape);
   const fit = resolveFit("v2", opts.fit);
   const chunks = opts.pool ? opts.pool.threads * 4 : 1;
-  const jobs = makeJobs(data, shape, { profile: "v2", fit, quadtree: resolveQuadtree(opts.quadtree), tensorPower: tensorPower(data) }, chunks);
+  const jobs = makeJobs(data, shape, { profile: "v2", fit, quadtree: resolveQuadtree(opts.quadtree), tensorPower: power }, chunks);
   const parts = await runChunks("stats", jobs, opts.pool);
   const { tilesY, tilesX } = tilesOf(shape);
   const stats = new Float64Array(tilesY * tilesX * 3 * NODES_PER_BLOCK);
@@ -160,11 +167,11 @@ export async function encodeTensor(data: Float32Array, shape: Shape, opts: Encod
 /** Encode with a known rate-control lambda and analysis (model-level rate control), or the threshold policy. */
 export async function encodeTensorWith(data: Float32Array, shape: Shape, opts: EncodeOptions, lambda?: number, analysis?: TensorAnalysis): Promise<EncodedTensor> {
   const profile = opts.profile ?? "v2";
-  checkTensor(data, shape);
+  const power = checkedTensorPower(data, shape);
   const fit = resolveFit(profile, opts.fit);
   const quadtree = resolveQuadtree(opts.quadtree);
   const chunks = opts.pool ? opts.pool.threads * 4 : Math.ceil(shape[0] / MACROBLOCK);
-  const jobs = makeJobs(data, shape, { profile, fit, quadtree, tensorPower: tensorPower(data) }, chunks);
+  const jobs = makeJobs(data, shape, { profile, fit, quadtree, tensorPower: power }, chunks);
   const { tilesX } = tilesOf(shape);
   if (lambda !== undefined && analysis) {
     for (const j of jobs) {
@@ -173,37 +180,19 @@ export async function encodeTensorWith(data: Float32Array, shape: Shape, opts: E
     }
   }
   const parts = await runChunks("encode", jobs, opts.pool, (done) => opts.onProgress?.(done, jobs.length));
-  const blocks = parts.flat();
+  const blocks = parts.flatMap((p) => p.blocks);
+  // each job decoded its own rows (in its worker); they are consecutive, in job order
+  const decoded = new Float32Array(shape[0] * shape[1]);
+  let at = 0;
+  for (const p of parts) {
+    decoded.set(p.decoded, at);
+    at += p.decoded.length;
+  }
   const bytes =
     profile === "v1"
       ? writeV1({ shape, blocks: blocks.map((b) => { const l = b.leaves[0]!; return { mode: l.mode, scaleBits: l.scaleBits, biasBits: l.biasBits, errorHint: l.errorHint, codes: l.codes }; }) })
       : writeV2({ shape, records: blocks.map((b) => ({ layout: b.layout as 0, ...(b.tree ? { tree: b.tree } : {}), leaves: b.leaves.map((l) => ({ mode: l.mode, scaleBits: l.scaleBits, biasBits: l.biasBits, codes: l.codes })) })) });
-  const decoded = reconstruct(blocks, shape, tilesX);
   return { bytes, decoded, stats: { ...measureStats(data, decoded, blocks, bytes.length, profile), ...(lambda !== undefined ? { lambda } : {}) } };
-}
-
-/** The exact decode of the encoder's own leaves (DECISIONS.md section 2 arithmetic). */
-export function reconstruct(blocks: readonly BlockOut[], shape: Shape, tilesX: number): Float32Array {
-  const [rows, cols] = shape;
-  const out = new Float32Array(rows * cols);
-  blocks.forEach((blk, b) => {
-    const by = Math.floor(b / tilesX);
-    const bx = b % tilesX;
-    for (const l of blk.leaves) {
-      const S = halfToFloat(l.scaleBits);
-      const B = halfToFloat(l.biasBits);
-      for (let i = 0; i < l.size; i++) {
-        const r = by * MACROBLOCK + l.y + i;
-        if (r >= rows) break;
-        for (let j = 0; j < l.size; j++) {
-          const c = bx * MACROBLOCK + l.x + j;
-          if (c >= cols) break;
-          out[r * cols + c] = S * l.codes[i * l.size + j]! + B; // the store rounds to float32 once
-        }
-      }
-    }
-  });
-  return out;
 }
 
 function measureStats(data: Float32Array, decoded: Float32Array, blocks: readonly BlockOut[], bytes: number, profile: "v1" | "v2"): TensorStats {

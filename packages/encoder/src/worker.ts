@@ -1,6 +1,6 @@
 /** Worker-thread entry: runs block jobs for the pool in parallel.ts. */
 import { parentPort } from "node:worker_threads";
-import { encodeBlockRows, statsBlockRows, type BlockJob } from "./blocks.js";
+import { encodeBlockRows, packRows, statsBlockRows, type BlockJob } from "./blocks.js";
 
 parentPort!.on("message", (msg: { id: number; kind: "encode" | "stats"; job: BlockJob }) => {
   try {
@@ -8,10 +8,8 @@ parentPort!.on("message", (msg: { id: number; kind: "encode" | "stats"; job: Blo
       const stats = statsBlockRows(msg.job);
       parentPort!.postMessage({ id: msg.id, result: stats }, [stats.buffer as ArrayBuffer]);
     } else {
-      const blocks = encodeBlockRows(msg.job);
-      const buffers = new Set<ArrayBuffer>();
-      for (const b of blocks) for (const l of b.leaves) buffers.add(l.codes.buffer as ArrayBuffer);
-      parentPort!.postMessage({ id: msg.id, result: blocks }, [...buffers]);
+      const result = packRows(encodeBlockRows(msg.job));
+      parentPort!.postMessage({ id: msg.id, result }, [result.counts, result.leaves, result.codes, result.decoded].map((a) => a.buffer as ArrayBuffer));
     }
   } catch (e) {
     parentPort!.postMessage({ id: msg.id, error: (e as Error).message });

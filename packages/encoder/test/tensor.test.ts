@@ -84,7 +84,12 @@ describe("rate control", () => {
 
 describe("inputs", () => {
   it("rejects non-finite weights and wrong lengths", async () => {
-    await expect(encodeTensor(Float32Array.of(1, NaN), [1, 2])).rejects.toThrow(/finite/);
+    await expect(encodeTensor(Float32Array.of(1, NaN), [1, 2])).rejects.toThrow(/value 1 is NaN; only finite/);
+    await expect(encodeTensor(Float32Array.of(-Infinity, 1), [1, 2])).rejects.toThrow(/value 0 is -Infinity/);
+    await expect(encodeTensor(Float32Array.of(0, 1, Infinity, NaN), [2, 2], { profile: "v1" })).rejects.toThrow(/value 2 is Infinity/);
+    // the largest float32 magnitudes are finite (their squares do not overflow the power's sum): encoded
+    const huge = new Float32Array(64 * 64).map((_, i) => (i % 2 ? 1 : -1) * 3.4028234663852886e38);
+    await expect(encodeTensor(huge, [64, 64])).resolves.toBeDefined();
     await expect(encodeTensor(new Float32Array(3), [2, 2])).rejects.toThrow(/needs 4/);
   });
 });
@@ -96,12 +101,19 @@ describe("determinism", () => {
     await pool2.close();
     await pool3.close();
   });
-  it("same bytes for any thread count (v1, v2, rate control)", async () => {
-    const data = synthetic("row-scale", 300, 200, 11);
-    for (const opts of [{ profile: "v1" as const }, { profile: "v2" as const }, { profile: "v2" as const, bpw: 3 }]) {
-      const one = sha256Hex((await encodeTensor(data, [300, 200], opts)).bytes);
-      expect(sha256Hex((await encodeTensor(data, [300, 200], { ...opts, pool: pool2 })).bytes)).toBe(one);
-      expect(sha256Hex((await encodeTensor(data, [300, 200], { ...opts, pool: pool3 })).bytes)).toBe(one);
+  it("same bytes, decode and statistics for any thread count (v1, v2, rate control)", async () => {
+    // student-t: MIXED records with many leaves cross the threads packed (PackedRows)
+    for (const family of ["row-scale", "student-t"] as const) {
+      const data = synthetic(family, 300, 200, 11);
+      for (const opts of [{ profile: "v1" as const }, { profile: "v2" as const }, { profile: "v2" as const, bpw: 3 }]) {
+        const one = await encodeTensor(data, [300, 200], opts);
+        for (const pool of [pool2, pool3]) {
+          const r = await encodeTensor(data, [300, 200], { ...opts, pool });
+          expect(sha256Hex(r.bytes)).toBe(sha256Hex(one.bytes));
+          expect(bitsEqual(r.decoded, one.decoded)).toBe(true);
+          expect(r.stats).toEqual(one.stats);
+        }
+      }
     }
   });
   it("pinned sha256 of fixed inputs", async () => {
