@@ -5,7 +5,7 @@
  * `iters` repetitions (wall time over onSubmittedWorkDone is reported too).
  *
  *   node bench/dist/bench.mjs [--sizes 16,64,256,1024,2048] [--label NAME] [--json out.json]
- *     [--kernels cells,marking] [--profiles v1,v2] [--verify-mib 16]
+ *     [--kernels cells,marking] [--profiles v1,v2] [--verify-mib 16] [--mix default|U64|U32|U16|U8|MIXED|F4] [--t158 PERCENT]
  * --kernels measures each kernel of WebGpuDecoderOptions.kernel on the same container, side by side;
  * --verify-mib first decodes v1 and v2 containers of that size with every kernel, reads them back
  * and checks them bit for bit against the plain JavaScript reference decode of the tests.
@@ -30,6 +30,20 @@ const chunkMiB = Number(arg("chunk-mib", "0"));
 const kernels = arg("kernels", "auto").split(",") as KernelOption[];
 const profiles = arg("profiles", "v1,v2").split(",") as ("v1" | "v2")[];
 const verifyMiB = Number(arg("verify-mib", "0"));
+/** v2 layout mixes, weights in percent: "default" the realistic one, the others one layout each. */
+const MIXES: Record<string, readonly (readonly [number, number])[]> = {
+  default: [[LAYOUT.UNIFORM_64, 15], [LAYOUT.UNIFORM_32, 25], [LAYOUT.UNIFORM_16, 20], [LAYOUT.UNIFORM_8, 10], [LAYOUT.MIXED, 25], [LAYOUT.FULL_4x4, 5]],
+  U64: [[LAYOUT.UNIFORM_64, 100]],
+  U32: [[LAYOUT.UNIFORM_32, 100]],
+  U16: [[LAYOUT.UNIFORM_16, 100]],
+  U8: [[LAYOUT.UNIFORM_8, 100]],
+  MIXED: [[LAYOUT.MIXED, 100]],
+  F4: [[LAYOUT.FULL_4x4, 100]],
+};
+const mixName = arg("mix", "default");
+/** --t158 P: P% of v2 leaves are T158 (default: every third leaf, the runs recorded so far) */
+const t158Percent = arg("t158", "");
+if (!MIXES[mixName]) throw new Error(`--mix must be one of ${Object.keys(MIXES).join(", ")}`);
 
 // --- deterministic fast random bytes (xorshift32) ---
 function fillRandom(out: Uint8Array, seed: number): void {
@@ -91,7 +105,7 @@ function v2Record(layout: number, seed: number): Uint8Array {
     const s = UNIFORM_LEAF_SIZE[layout]!;
     leaves = new Array((64 / s) ** 2).fill(s);
   }
-  const modes = leaves.map((_, i) => ((seed + i) % 3 === 0 ? 1 : 0));
+  const modes = leaves.map((_, i) => (t158Percent === "" ? (seed + i) % 3 === 0 : (Math.imul(seed * 977 + i, 2654435761) >>> 0) % 100 < Number(t158Percent)) ? 1 : 0);
   const headerBytes = Math.ceil(((map ? 16 : 4) + 4 * leaves.length) / 16) * 16;
   const payloadTotal = leaves.reduce((s, size, i) => s + Math.ceil(payloadBytes(size, modes[i] as 0 | 1) / 16) * 16, 0);
   const out = new Uint8Array(headerBytes + payloadTotal);
@@ -109,10 +123,10 @@ function v2Record(layout: number, seed: number): Uint8Array {
   return out;
 }
 
-/** Realistic layout mix (no encoder yet): 15% U64, 25% U32, 20% U16, 10% U8, 25% MIXED, 5% 4x4. */
+/** v2 records of the --mix layouts (default: 15% U64, 25% U32, 20% U16, 10% U8, 25% MIXED, 5% 4x4). */
 function v2Container(shape: Shape, seed: number): Uint8Array {
   const B = Math.ceil(shape[0] / 64) * Math.ceil(shape[1] / 64);
-  const mix = [[LAYOUT.UNIFORM_64, 15], [LAYOUT.UNIFORM_32, 25], [LAYOUT.UNIFORM_16, 20], [LAYOUT.UNIFORM_8, 10], [LAYOUT.MIXED, 25], [LAYOUT.FULL_4x4, 5]] as const;
+  const mix = MIXES[mixName]!;
   const templates: Uint8Array[] = [];
   for (let t = 0; t < 100; t++) {
     let pick = t;
@@ -253,7 +267,7 @@ async function main() {
       const moved = bytes.length + outBytes;
       const decBw = moved / (hasTs ? dec.gpu : dec.wall);
       const row = {
-        label, kernel, variant: prepared.variant, profile, outputMiB: mib, shape: `${shape[0]}x${shape[1]}`, containerMiB: +(bytes.length / 2 ** 20).toFixed(1), leaves: prepared.container.leafCount, chunks: prepared.chunks.length, iters,
+        label, mix: profile === "v2" ? `${mixName}${t158Percent === "" ? "" : `/t${t158Percent}`}` : "-", kernel, variant: prepared.variant, profile, outputMiB: mib, shape: `${shape[0]}x${shape[1]}`, containerMiB: +(bytes.length / 2 ** 20).toFixed(1), leaves: prepared.container.leafCount, chunks: prepared.chunks.length, iters,
         decodeGpuMs: +(dec.gpu * 1e3).toFixed(4), decodeWallMs: +(dec.wall * 1e3).toFixed(4), copyGpuMs: +(copy.gpu * 1e3).toFixed(4), copyWallMs: +(copy.wall * 1e3).toFixed(4),
         decodeGBs: +(decBw / 1e9).toFixed(1), copyGBs: +(copyBw / 1e9).toFixed(1), ratio: +(decBw / copyBw).toFixed(3),
         hostBuildMs: Math.round(t1 - t0), hostPrepareMs: Math.round(t3 - t2),
@@ -266,8 +280,8 @@ async function main() {
     out.destroy();
   }
   console.log(`\n${label}: decode vs WGSL copy (${hasTs ? "GPU timestamps" : "wall time"})`);
-  console.log("kernel   profile  outMiB  contMiB  decode GB/s  copy GB/s  ratio  decode ms");
-  for (const r of results) console.log(`${String(r.kernel).padEnd(8)} ${String(r.profile).padEnd(8)} ${String(r.outputMiB).padStart(6)} ${String(r.containerMiB).padStart(8)} ${String(r.decodeGBs).padStart(12)} ${String(r.copyGBs).padStart(10)} ${String(r.ratio).padStart(6)} ${String(r.decodeGpuMs ?? r.decodeWallMs).padStart(10)}`);
+  console.log("kernel   profile  mix     outMiB  contMiB  decode GB/s  copy GB/s  ratio  decode ms");
+  for (const r of results) console.log(`${String(r.kernel).padEnd(8)} ${String(r.profile).padEnd(8)} ${String(r.mix).padEnd(7)} ${String(r.outputMiB).padStart(6)} ${String(r.containerMiB).padStart(8)} ${String(r.decodeGBs).padStart(12)} ${String(r.copyGBs).padStart(10)} ${String(r.ratio).padStart(6)} ${String(r.decodeGpuMs ?? r.decodeWallMs).padStart(10)}`);
   if (jsonOut) (await import("node:fs")).writeFileSync(jsonOut, JSON.stringify({ adapter: info, results }, null, 1));
   device.destroy();
 }

@@ -27,14 +27,15 @@ export interface WebGpuDecoderOptions {
    */
   maxInputBytes?: number;
   /**
-   * How the kernel finds each 4x4 cell's leaf. "cells" (default): a host-built table of one byte
-   * per cell, no workgroup memory or barrier (and no table at all when every macroblock is one
-   * leaf). "marking": the first kernel, quadtree node marking in workgroup memory; kept for the
-   * benchmark. "cells-unified": "cells" with T158 and FP4 codes extracted on one branch-free
-   * path (no warp divergence where leaves of both modes meet). "auto" (default): "cells-unified"
-   * where macroblocks hold several leaves (measured on the H200: v2 0.62 -> 0.77 of the copy),
-   * plain "cells" where every macroblock is one leaf (v1 0.85 vs 0.82 unified). Same bits in
-   * every case.
+   * How the kernel finds each 4x4 cell's leaf and extracts its codes. "cells": a host-built table
+   * of one byte per cell, no workgroup memory or barrier (and no table at all when every
+   * macroblock is one leaf). "marking": the first kernel, quadtree node marking in workgroup
+   * memory; kept for the benchmark. "cells-unified": "cells" with T158 and FP4 codes extracted
+   * on one branch-free path (no warp divergence where leaves of both modes meet). "-pairs": each
+   * thread expands two vertically adjacent cells, looking their leaf up once when it is the same.
+   * "auto" (default): "cells-unified-pairs" where macroblocks hold several leaves, "cells-pairs"
+   * where every macroblock is one leaf (H200, 256 MiB: v2 0.78 -> 0.83 of the copy, v1 0.86 ->
+   * 0.87; BENCHMARKS.md run 5). Same bits in every case.
    */
   kernel?: KernelOption;
 }
@@ -93,7 +94,7 @@ export class PreparedContainer {
 
 const align = (n: number, a: number) => Math.ceil(n / a) * a;
 
-export type KernelOption = "auto" | "cells" | "cells-unified" | "marking";
+export type KernelOption = "auto" | "cells" | "cells-unified" | "cells-pairs" | "cells-unified-pairs" | "marking";
 
 export class WebGpuDecoder {
   readonly device: GPUDevice;
@@ -119,11 +120,12 @@ export class WebGpuDecoder {
 
   /** Pipelines are built once per decoder and output kind, then reused. */
   private pipeline(vec4Output: boolean, variant: KernelVariant): GPUComputePipeline {
-    const unified = this.kernel === "cells-unified" || (this.kernel === "auto" && variant === "cells");
-    const key = `${vec4Output ? "vec4" : "scalar"}-${variant}${unified ? "-unified" : ""}`;
+    const unified = this.kernel === "cells-unified" || this.kernel === "cells-unified-pairs" || (this.kernel === "auto" && variant === "cells");
+    const pairs = variant !== "marking" && (this.kernel === "auto" || this.kernel === "cells-pairs" || this.kernel === "cells-unified-pairs");
+    const key = `${vec4Output ? "vec4" : "scalar"}-${variant}${unified ? "-unified" : ""}${pairs ? "-pairs" : ""}`;
     let p = this.pipelines.get(key);
     if (!p) {
-      const module = this.device.createShaderModule({ code: decodeShader(vec4Output, variant, unified), label: "sgfp4-decode" });
+      const module = this.device.createShaderModule({ code: decodeShader(vec4Output, variant, unified, pairs), label: "sgfp4-decode" });
       p = this.device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" }, label: `sgfp4-decode-${key}` });
       this.pipelines.set(key, p);
     }

@@ -28,7 +28,14 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
   // T158 and FP4 on one branch-free path
   let unified: WebGpuDecoder;
   let unifiedChunks: WebGpuDecoder;
+  // two cells per thread, both mode paths (the default "auto" uses them), and one cell per thread
+  let pairs: WebGpuDecoder;
+  let oneCell: WebGpuDecoder;
+  let unifiedPairsChunks: WebGpuDecoder;
   beforeAll(() => {
+    pairs = new WebGpuDecoder(device!, { kernel: "cells-pairs" });
+    oneCell = new WebGpuDecoder(device!, { kernel: "cells" });
+    unifiedPairsChunks = new WebGpuDecoder(device!, { kernel: "cells-unified-pairs", maxChunkBytes: 256 });
     unified = new WebGpuDecoder(device!, { kernel: "cells-unified" });
     unifiedChunks = new WebGpuDecoder(device!, { kernel: "cells-unified", maxChunkBytes: 256 });
     marking = new WebGpuDecoder(device!, { kernel: "marking" });
@@ -118,7 +125,7 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
       expected[64 * 63 + c] = Math.fround(halfToFloat(0x3000 + k) * ((c % 8) - 8) + halfToFloat(0x0010 * (k % 7)));
     }
     expect(plain.prepare(bytes, { profile: "v2", shape }).variant).toBe("cells");
-    for (const d of [plain, tinyChunks, compacted, marking, markingChunks, unified, unifiedChunks]) {
+    for (const d of [plain, tinyChunks, compacted, marking, markingChunks, unified, unifiedChunks, pairs, unifiedPairsChunks, oneCell]) {
       const out = await d.decode(bytes, { profile: "v2", shape });
       expect(firstBitDifference(out, expected)).toBe(-1);
     }
@@ -137,7 +144,7 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
       const expected = referenceDecode(bytes, parse(bytes, { profile, shape }));
       // the reference itself against the output known from construction
       expect(firstBitDifference(expected, built.expected)).toBe(-1);
-      const decoders = seed % 3 === 0 ? [plain, tinyChunks, marking] : seed % 3 === 1 ? [plain, rowChunks, markingChunks] : [plain, compacted, unified, unifiedChunks];
+      const decoders = seed % 3 === 0 ? [plain, tinyChunks, marking, oneCell] : seed % 3 === 1 ? [plain, rowChunks, markingChunks] : [plain, compacted, unified, unifiedChunks, pairs, unifiedPairsChunks];
       for (const d of decoders) {
         const out = await d.decode(bytes, { profile, shape });
         const at = firstBitDifference(out, expected);
@@ -145,7 +152,7 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
         n++;
       }
     }
-    expect(n).toBe(120);
+    expect(n).toBe(156);
   });
 
   it("picks the kernel by layout: one leaf per macroblock needs no cell table", () => {
