@@ -325,7 +325,7 @@ const cols = 4096;
   }
 }
 const fmt = (x: number | undefined, d = 2) => (x === undefined ? "-" : x.toFixed(d));
-console.log("\n| profile | output MiB | stream MiB | decode ms | copyBuffer ms | copy shader ms | decode GB/s | copy GB/s | ratio | second pipeline (unified-modes candidate) ratio | e2e ms (host) | e2e GB/s | check |");
+console.log("\n| profile | output MiB | stream MiB | decode ms | copyBuffer ms | copy shader ms | decode GB/s | copy GB/s | ratio | second pipeline (candidate, native/shaders/decode.comp) ratio | e2e ms (host) | e2e GB/s | check |");
 console.log("|---|---|---|---|---|---|---|---|---|---|---|---|---|");
 for (const r of rows) {
   console.log(`| ${r.profile} | ${r.outMiB} | ${fmt(r.streamMiB, 1)} | ${fmt(r.decodeMs, 3)} | ${fmt(r.copyBufferMs, 3)} | ${fmt(r.copyShaderMs, 3)} | ${fmt(r.decodeGBps, 1)} | ${fmt(r.copyGBps, 1)} | ${fmt(r.ratio * 100, 1)}% | ${fmt(r.baselineRatio * 100, 1)}% | ${fmt(r.e2eMs, 1)} | ${fmt(r.e2eGBps, 2)} | ${r.verified ?? "-"} |`);
