@@ -752,7 +752,28 @@ function t158Code(w: number, B: number, tau: number): number {
  * current parameters are measured exactly and `refit` continues from there, so the result is
  * always the one `refit` gives.
  */
-function refitFromBuckets(v: Float64Array, n: number, mode: Mode, start: Parameters, v2: boolean, maxIterations: number, sv: number, loseAbove = Infinity): Fitted | null {
+function refitFromBuckets(v: Float64Array, n: number, mode: Mode, e: RefitEstimate, v2: boolean, maxIterations: number, sv: number, loseAbove = Infinity): Fitted | null {
+  // the kept parameters' exact error is at least its estimate minus the slack: above loseAbove,
+  // the caller cannot use the candidate, and its exact pass is skipped
+  if (!e.undecided && ((e.sse - e.sseSlack) / n) * LWE_FROM_SSE_MARGIN > loseAbove) return null;
+  const cur = assignAndMeasure(v, n, mode, e.scaleBits, e.biasBits, new Int8Array(n));
+  return e.undecided ? refit(v, n, cur, v2, maxIterations - e.rounds, sv) : cur;
+}
+
+/** Where the estimated refit rounds ended: the parameters kept and their error, within sseSlack. */
+interface RefitEstimate {
+  scaleBits: number;
+  biasBits: number;
+  sse: number;
+  sseSlack: number;
+  /** rounds decided (and kept or stopped) on estimates */
+  rounds: number;
+  /** an estimate was too close to call: `refit` must continue exactly from (scaleBits, biasBits) */
+  undecided: boolean;
+}
+
+/** The rounds of refitFromBuckets on bucket estimates only (the buckets of this leaf must exist). */
+function estimateRefit(n: number, mode: Mode, start: Parameters, v2: boolean, maxIterations: number, sv: number): RefitEstimate {
   let scaleBits = start.scaleBits;
   let biasBits = start.biasBits;
   // the start is estimated too: its exact pass is needed only if the refit keeps it
@@ -783,11 +804,7 @@ function refitFromBuckets(v: Float64Array, n: number, mode: Mode, start: Paramet
     biasBits = nextBiasBits;
     ({ sq, sqq, sqv, sse, sseSlack, sqvSlack } = next);
   }
-  // the kept parameters' exact error is at least its estimate minus the slack: above loseAbove,
-  // the caller cannot use the candidate, and its exact pass is skipped
-  if (!undecided && ((sse - sseSlack) / n) * LWE_FROM_SSE_MARGIN > loseAbove) return null;
-  const cur = assignAndMeasure(v, n, mode, scaleBits, biasBits, new Int8Array(n));
-  return undecided ? refit(v, n, cur, v2, maxIterations - it, sv) : cur;
+  return { scaleBits, biasBits, sse, sseSlack, rounds: it, undecided };
 }
 
 function withLwe(v: Float64Array, n: number, size: number, c: Candidate): Candidate {
@@ -832,20 +849,35 @@ const LWE_FROM_SSE_MARGIN = 1 - 1e-5;
  * estimate of its refit already proves that, T158 is not even measured: `t158` is then
  * T158_NOT_FITTED (no codes, NaN errors, t158Allowed and errorHint false; v2 records carry no
  * error hint). The chosen candidate is the same either way.
+ *
+ * splitAbove (with chosenOnly, for the threshold policy): when the bucket estimates prove the
+ * chosen candidate's LWE above it, returns that proof (LweLowerBound) instead of fitting.
  */
-export function fitLeafWithSum(v: Float64Array, size: number, o: FitOptions, sv: number, chosenOnly = false): LeafFit {
+export function fitLeafWithSum(v: Float64Array, size: number, o: FitOptions, sv: number, chosenOnly?: boolean): LeafFit;
+export function fitLeafWithSum(v: Float64Array, size: number, o: FitOptions, sv: number, chosenOnly: true, splitAbove: number): LeafFit | LweLowerBound;
+export function fitLeafWithSum(v: Float64Array, size: number, o: FitOptions, sv: number, chosenOnly = false, splitAbove = Infinity): LeafFit | LweLowerBound {
   const n = size * size;
   const fp4Start = fp4PlainParameters(v, n, o.v2, sv);
   // both plain fits use the same FP16 bias (of sv / n): T158's mean absolute deviation is the centring pass's sum
   const t158Start: Parameters = { scaleBits: scaleToHalfBits(centredAbsSum / n), biasBits: fp4Start.biasBits };
-  const fp4: Candidate = refitsFromBuckets(o, fp4Start) ? refitFromBuckets(v, n, MODE_FP4, fp4Start, o.v2, o.maxRefitIterations, sv)! : plainThenRefit(v, n, MODE_FP4, fp4Start, o, sv);
+  const fp4Estimate = refitsFromBuckets(o, fp4Start) ? estimateRefit(n, MODE_FP4, fp4Start, o.v2, o.maxRefitIterations, sv) : null;
+  let t158Estimate = refitsFromBuckets(o, t158Start) && splitAbove < Infinity ? estimateRefit(n, MODE_T158, t158Start, o.v2, o.maxRefitIterations, sv) : null;
+  if (fp4Estimate && t158Estimate && !fp4Estimate.undecided && !t158Estimate.undecided) {
+    // Whichever candidate would be chosen, its LWE is at least its exact sse / n (up to
+    // LWE_FROM_SSE_MARGIN) and its exact sse at least the estimate minus the slack.
+    const low = Math.min(fp4Estimate.sse - fp4Estimate.sseSlack, t158Estimate.sse - t158Estimate.sseSlack);
+    const lowerBound = (low / n) * LWE_FROM_SSE_MARGIN;
+    if (lowerBound > splitAbove) return { lowerBound };
+  }
+  const fp4: Candidate = fp4Estimate ? refitFromBuckets(v, n, MODE_FP4, fp4Estimate, o.v2, o.maxRefitIterations, sv)! : plainThenRefit(v, n, MODE_FP4, fp4Start, o, sv);
   withLwe(v, n, size, fp4);
   const errF = o.selection === "l2" ? fp4.sse / n : fp4.lwe;
   const limitT = (1 + o.delta) * errF;
   // chosenOnly: T158's error estimate from the buckets may already prove it loses (its LWE is
   // at least sse / n up to LWE_FROM_SSE_MARGIN); then it gets no exact pass and no codes
-  const t158 = refitsFromBuckets(o, t158Start)
-    ? refitFromBuckets(v, n, MODE_T158, t158Start, o.v2, o.maxRefitIterations, sv, chosenOnly ? limitT : Infinity)
+  if (refitsFromBuckets(o, t158Start)) t158Estimate ??= estimateRefit(n, MODE_T158, t158Start, o.v2, o.maxRefitIterations, sv);
+  const t158 = t158Estimate
+    ? refitFromBuckets(v, n, MODE_T158, t158Estimate, o.v2, o.maxRefitIterations, sv, chosenOnly ? limitT : Infinity)
     : plainThenRefit(v, n, MODE_T158, t158Start, o, sv);
   if (t158 === null) return { fp4, t158: T158_NOT_FITTED, t158Allowed: false, chosen: fp4, errorHint: false };
   const t158Allowed = t158.maxAbsError <= o.outlierGuard * halfBitsValue(t158.scaleBits);
@@ -858,4 +890,13 @@ export function fitLeafWithSum(v: Float64Array, size: number, o: FitOptions, sv:
     if (t158Allowed && t158.lwe <= limitT) chosen = t158;
   }
   return { fp4, t158, t158Allowed, chosen, errorHint: o.selection === "laplacian" && t158Allowed };
+}
+
+/**
+ * fitLeafWithSum's answer when a caller's splitAbove was given and the bucket estimates alone
+ * prove the chosen candidate's LWE above it: no exact pass, no codes, no pyramid.
+ */
+export interface LweLowerBound {
+  /** at most the LWE of the candidate the full fit would choose */
+  lowerBound: number;
 }

@@ -3,7 +3,7 @@
  * absolute thresholds and hysteresis) and a rate-distortion policy used by rate control.
  */
 import { LAYOUT, MACROBLOCK, MODE_FP4, MODE_T158, align16, payloadBytes, type Layout, type Mode, type QuadTree } from "@sgfp4/format";
-import { fitLeafWithSum, type FitOptions, type LeafFit } from "./fit.js";
+import { fitLeafWithSum, type FitOptions, type LeafFit, type LweLowerBound } from "./fit.js";
 
 /** Leaf sizes from the root (level 0) to the floor (level 4). */
 export const LEVEL_SIZES = [64, 32, 16, 8, 4] as const;
@@ -86,6 +86,15 @@ export class MacroblockFitter {
   ) {}
 
   at(y: number, x: number, size: number): LeafFit & { power: number } {
+    return this.fitOrBound(y, x, size) as LeafFit & { power: number };
+  }
+
+  /**
+   * The node's fit, or (given splitAboveOf, which maps the node's power to a limit) a proof that
+   * its chosen LWE exceeds that limit, from bucket estimates (see fitLeafWithSum). Only fits are
+   * cached: a node first bounded is fitted in full if asked again.
+   */
+  fitOrBound(y: number, x: number, size: number, splitAboveOf?: (power: number) => number): (LeafFit | LweLowerBound) & { power: number } {
     const id = nodeId(y, x, size);
     const hit = this.cache.get(id);
     if (hit) return hit;
@@ -102,10 +111,11 @@ export class MacroblockFitter {
         sv += w;
       }
     }
-    const f = fitLeafWithSum(v, size, this.fit, sv, this.chosenOnly) as LeafFit & { power: number };
-    f.power = power / (size * size);
-    this.cache.set(id, f);
-    return f;
+    power /= size * size;
+    const f = splitAboveOf && this.chosenOnly ? fitLeafWithSum(v, size, this.fit, sv, true, splitAboveOf(power)) : fitLeafWithSum(v, size, this.fit, sv, this.chosenOnly);
+    const out = Object.assign(f, { power });
+    if (!("lowerBound" in out)) this.cache.set(id, out);
+    return out;
   }
 }
 
@@ -124,20 +134,39 @@ export function thresholdsFor(q: QuadtreeOptions): ThresholdSizes {
   return q.thresholds ?? (q.thresholdMode === "absolute" ? REFERENCE_ABSOLUTE_THRESHOLDS : DEFAULT_RELATIVE_THRESHOLDS);
 }
 
-/** The 22.7 policy: largest first; split when over threshold; hysteresis both ways. */
+/**
+ * The 22.7 policy: largest first; split when over threshold; hysteresis both ways. Nodes of 16x16
+ * and up are first asked for a proof that their error exceeds the acceptance limit (bucket
+ * estimates, no exact pass): with one, the node is split as the policy would, and its exact fit
+ * is needed only if the children's error is not already 20% under the proven bound. The
+ * decisions, and so the bytes, are those of fitting every visited node.
+ */
 export function decideByThreshold(f: MacroblockFitter, q: QuadtreeOptions, tensorPower: number): Node {
   const thr = thresholdsFor(q);
-  const visit = (y: number, x: number, size: number): Node => {
-    const fit = f.at(y, x, size);
-    const err = fit.chosen.lwe;
-    const self: Node = { y, x, size, err, leaf: fit };
-    if (size === 4) return self;
+  // a node is accepted when its error is at most this
+  const acceptLimit = (size: number, power: number): number => {
     let limit = thr[size as 64 | 32 | 16 | 8] * q.thresholdScale;
-    if (q.thresholdMode === "relative") limit *= Math.max(fit.power, q.powerFloor * tensorPower);
-    if (err <= limit * (1 + q.borderline)) return self;
+    if (q.thresholdMode === "relative") limit *= Math.max(power, q.powerFloor * tensorPower);
+    return limit * (1 + q.borderline);
+  };
+  const visit = (y: number, x: number, size: number): Node => {
     const h = size / 2;
-    const kids: [Node, Node, Node, Node] = [visit(y, x, h), visit(y, x + h, h), visit(y + h, x, h), visit(y + h, x + h, h)];
-    const kidErr = (kids[0].err + kids[1].err + kids[2].err + kids[3].err) * 0.25;
+    const children = (): [Node, Node, Node, Node] => [visit(y, x, h), visit(y, x + h, h), visit(y + h, x, h), visit(y + h, x + h, h)];
+    const meanErr = (kids: readonly Node[]): number => (kids[0]!.err + kids[1]!.err + kids[2]!.err + kids[3]!.err) * 0.25;
+    const r = f.fitOrBound(y, x, size, size >= 16 ? (power) => acceptLimit(size, power) : undefined);
+    if ("lowerBound" in r) {
+      const kids = children();
+      const kidErr = meanErr(kids);
+      if (kidErr <= (1 - q.splitGain) * r.lowerBound) return { y, x, size, err: kidErr, kids };
+      const fit = f.at(y, x, size); // the split's gain is measured against the exact error
+      const err = fit.chosen.lwe;
+      return kidErr <= (1 - q.splitGain) * err ? { y, x, size, err: kidErr, kids } : { y, x, size, err, leaf: fit };
+    }
+    const err = r.chosen.lwe;
+    const self: Node = { y, x, size, err, leaf: r };
+    if (size === 4 || err <= acceptLimit(size, r.power)) return self;
+    const kids = children();
+    const kidErr = meanErr(kids);
     if (kidErr <= (1 - q.splitGain) * err) return { y, x, size, err: kidErr, kids };
     return self;
   };

@@ -241,3 +241,46 @@ describe("fitLeafWithSum, chosenOnly (T158's LWE, or its whole exact pass, skipp
     expect(t158Chosen).toBeGreaterThan(50);
   });
 });
+
+describe("fitLeafWithSum with splitAbove (a proof from bucket estimates that a node exceeds a limit)", () => {
+  it("answers a lower bound only above the limit, and never above the full fit's chosen LWE", () => {
+    let bounds = 0;
+    let fits = 0;
+    let tightest = Infinity;
+    const settings = [opts({ v2: true }), opts({ v2: true, delta: 3 }), opts({ v2: true, selection: "l2" }), opts({ v2: true, maxRefitIterations: 1 })];
+    for (const family of ["student-t", "gaussian", "sparse", "laplacian", "low-rank"] as Family[]) {
+      const data = synthetic(family, 64, 64, 13);
+      for (const size of [16, 32, 64]) {
+        for (let y = 0; y < 64; y += size) {
+          for (let x = 0; x < 64; x += size) {
+            const v = new Float64Array(size * size);
+            let sv = 0;
+            for (let i = 0; i < size; i++) for (let j = 0; j < size; j++) sv += v[i * size + j] = data[(y + i) * 64 + x + j]!;
+            for (const o of settings) {
+              const full = fitLeafWithSum(v, size, o, sv, true);
+              // limits below, near and above the exact error
+              for (const limit of [0, full.chosen.lwe * 0.5, full.chosen.lwe * 0.97, full.chosen.lwe * 1.5]) {
+                const r = fitLeafWithSum(v, size, o, sv, true, limit);
+                if ("lowerBound" in r) {
+                  bounds++;
+                  expect(r.lowerBound).toBeGreaterThan(limit);
+                  expect(r.lowerBound).toBeLessThanOrEqual(full.chosen.lwe);
+                  tightest = Math.min(tightest, full.chosen.lwe / r.lowerBound);
+                } else {
+                  fits++;
+                  expect(r.chosen.lwe).toBe(full.chosen.lwe);
+                  expect(r.chosen.codes).toEqual(full.chosen.codes);
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+    expect(bounds).toBeGreaterThan(500);
+    expect(fits).toBeGreaterThan(500);
+    // the bound comes close to the error it bounds (1.056 here: the LWE weighs every band >= 1),
+    // so a bound 10% too high fails the check above
+    expect(tightest).toBeLessThan(1.1);
+  });
+});
