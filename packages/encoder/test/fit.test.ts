@@ -6,6 +6,23 @@ import { synthetic, type Family } from "../src/random.js";
 
 const opts = (o: Partial<typeof DEFAULT_FIT_OPTIONS> & { v2?: boolean } = {}) => ({ ...DEFAULT_FIT_OPTIONS, v2: false, ...o });
 
+/** Every size x size leaf of a 64x64 tensor of each family: its values (row-major) and their index-order sum. */
+function forEachLeaf(families: readonly Family[], seed: number, sizes: readonly number[], visit: (v: Float64Array, size: number, sv: number) => void): void {
+  for (const family of families) {
+    const data = synthetic(family, 64, 64, seed);
+    for (const size of sizes) {
+      for (let y = 0; y < 64; y += size) {
+        for (let x = 0; x < 64; x += size) {
+          const v = new Float64Array(size * size);
+          let sv = 0;
+          for (let i = 0; i < size; i++) for (let j = 0; j < size; j++) sv += v[i * size + j] = data[(y + i) * 64 + x + j]!;
+          visit(v, size, sv);
+        }
+      }
+    }
+  }
+}
+
 /** values S*q + B for codes q cycling through `codes` */
 function affine(n: number, S: number, B: number, codes: readonly number[]): { v: Float64Array; q: number[] } {
   const q = Array.from({ length: n }, (_, i) => codes[i % codes.length]!);
@@ -203,38 +220,28 @@ describe("fitLeafWithSum, chosenOnly (T158's LWE, or its whole exact pass, skipp
     let t158Chosen = 0;
     let leaves = 0;
     const settings = [opts({ v2: true }), opts({ v2: true, delta: 3 }), opts({ v2: true, delta: 40 }), opts({ v2: true, selection: "l2", delta: 3 }), opts({ v2: true, refit: false, delta: 5 })];
-    for (const family of ["student-t", "gaussian", "sparse", "laplacian"] as Family[]) {
-      const data = synthetic(family, 64, 64, 9);
-      for (const size of [4, 8, 16, 32]) {
-        for (let y = 0; y < 64; y += size) {
-          for (let x = 0; x < 64; x += size) {
-            const v = new Float64Array(size * size);
-            let sv = 0;
-            for (let i = 0; i < size; i++) for (let j = 0; j < size; j++) sv += v[i * size + j] = data[(y + i) * 64 + x + j]!;
-            for (const o of settings) {
-              const full = fitLeafWithSum(v, size, o, sv);
-              const lean = fitLeafWithSum(v, size, o, sv, true);
-              leaves++;
-              expect(lean.chosen.mode).toBe(full.chosen.mode);
-              expect(lean.chosen.lwe).toBe(full.chosen.lwe);
-              expect(lean.chosen.codes).toEqual(full.chosen.codes);
-              expect(lean.fp4.lwe).toBe(full.fp4.lwe);
-              if (lean.t158.codes.length === 0) {
-                // not fitted: proved to lose on the bucket estimate alone
-                notFitted++;
-                expect(lean.errorHint).toBe(false);
-              } else {
-                expect(lean.errorHint).toBe(full.errorHint);
-                expect(lean.t158.sse).toBe(full.t158.sse);
-              }
-              if (Number.isNaN(lean.t158.lwe)) skipped++;
-              else expect(lean.t158.lwe).toBe(full.t158.lwe);
-              if (full.chosen.mode === MODE_T158) t158Chosen++;
-            }
-          }
+    forEachLeaf(["student-t", "gaussian", "sparse", "laplacian"], 9, [4, 8, 16, 32], (v, size, sv) => {
+      for (const o of settings) {
+        const full = fitLeafWithSum(v, size, o, sv);
+        const lean = fitLeafWithSum(v, size, o, sv, true);
+        leaves++;
+        expect(lean.chosen.mode).toBe(full.chosen.mode);
+        expect(lean.chosen.lwe).toBe(full.chosen.lwe);
+        expect(lean.chosen.codes).toEqual(full.chosen.codes);
+        expect(lean.fp4.lwe).toBe(full.fp4.lwe);
+        if (lean.t158.codes.length === 0) {
+          // not fitted: proved to lose on the bucket estimate alone
+          notFitted++;
+          expect(lean.errorHint).toBe(false);
+        } else {
+          expect(lean.errorHint).toBe(full.errorHint);
+          expect(lean.t158.sse).toBe(full.t158.sse);
         }
+        if (Number.isNaN(lean.t158.lwe)) skipped++;
+        else expect(lean.t158.lwe).toBe(full.t158.lwe);
+        if (full.chosen.mode === MODE_T158) t158Chosen++;
       }
-    }
+    });
     // both branches were exercised
     expect(skipped).toBeGreaterThan(leaves / 4);
     expect(notFitted).toBeGreaterThan(100);
@@ -248,35 +255,25 @@ describe("fitLeafWithSum with splitAbove (a proof from bucket estimates that a n
     let fits = 0;
     let tightest = Infinity;
     const settings = [opts({ v2: true }), opts({ v2: true, delta: 3 }), opts({ v2: true, selection: "l2" }), opts({ v2: true, maxRefitIterations: 1 })];
-    for (const family of ["student-t", "gaussian", "sparse", "laplacian", "low-rank"] as Family[]) {
-      const data = synthetic(family, 64, 64, 13);
-      for (const size of [16, 32, 64]) {
-        for (let y = 0; y < 64; y += size) {
-          for (let x = 0; x < 64; x += size) {
-            const v = new Float64Array(size * size);
-            let sv = 0;
-            for (let i = 0; i < size; i++) for (let j = 0; j < size; j++) sv += v[i * size + j] = data[(y + i) * 64 + x + j]!;
-            for (const o of settings) {
-              const full = fitLeafWithSum(v, size, o, sv, true);
-              // limits below, near and above the exact error
-              for (const limit of [0, full.chosen.lwe * 0.5, full.chosen.lwe * 0.97, full.chosen.lwe * 1.5]) {
-                const r = fitLeafWithSum(v, size, o, sv, true, limit);
-                if ("lowerBound" in r) {
-                  bounds++;
-                  expect(r.lowerBound).toBeGreaterThan(limit);
-                  expect(r.lowerBound).toBeLessThanOrEqual(full.chosen.lwe);
-                  tightest = Math.min(tightest, full.chosen.lwe / r.lowerBound);
-                } else {
-                  fits++;
-                  expect(r.chosen.lwe).toBe(full.chosen.lwe);
-                  expect(r.chosen.codes).toEqual(full.chosen.codes);
-                }
-              }
-            }
+    forEachLeaf(["student-t", "gaussian", "sparse", "laplacian", "low-rank"], 13, [16, 32, 64], (v, size, sv) => {
+      for (const o of settings) {
+        const full = fitLeafWithSum(v, size, o, sv, true);
+        // limits below, near and above the exact error
+        for (const limit of [0, full.chosen.lwe * 0.5, full.chosen.lwe * 0.97, full.chosen.lwe * 1.5]) {
+          const r = fitLeafWithSum(v, size, o, sv, true, limit);
+          if ("lowerBound" in r) {
+            bounds++;
+            expect(r.lowerBound).toBeGreaterThan(limit);
+            expect(r.lowerBound).toBeLessThanOrEqual(full.chosen.lwe);
+            tightest = Math.min(tightest, full.chosen.lwe / r.lowerBound);
+          } else {
+            fits++;
+            expect(r.chosen.lwe).toBe(full.chosen.lwe);
+            expect(r.chosen.codes).toEqual(full.chosen.codes);
           }
         }
       }
-    }
+    });
     expect(bounds).toBeGreaterThan(500);
     expect(fits).toBeGreaterThan(500);
     // the bound comes close to the error it bounds (1.056 here: the LWE weighs every band >= 1),
