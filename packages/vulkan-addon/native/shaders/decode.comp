@@ -7,24 +7,23 @@
 #define THREADS 256u
 layout(local_size_x = 256) in;
 
-// Every thread finds the leaf of its own 4x4 cell of the map: arithmetic for raster (uniform)
-// layouts, a binary search over the leaves' Z-order keys for MIXED (pre-order DFS is Z-order).
-// `restrict` and all four payload words loaded before any store.
-//
-// Each thread expands whole 4x4 cells (four rows of four codes, one leaf lookup per cell);
-// run 5 on the H200 measured that against four rows 16 apart (four lookups): v2 0.76-0.78 ->
-// 0.82-0.84 of the copy shader, v1 0.88-0.89 -> 0.92-0.95.
+// The workgroup's leaves go to shared memory (one barrier); then every thread finds the leaf of
+// its own 4x4 cell (arithmetic for raster layouts, a binary search over Z-order keys for MIXED)
+// and expands the cell's four rows of four codes, `restrict` and all four payload words loaded
+// before any store. Run 5 on the H200: a cell per thread (one leaf lookup, not four for four rows
+// 16 apart) took v2 from 0.76-0.78 to 0.82-0.84 of the copy shader and v1 from 0.88-0.89 to
+// 0.92-0.95. Run 6: finding the cell's leaf in the thread that expands it (no shared cell map,
+// no second barrier) +0.7-1.0 points on v2, and warp tiles in multi-leaf macroblocks (below)
+// +0.7-0.8 more: v2 0.835-0.856, v1 0.93-0.96.
 //
 // The benchmark's second pipeline (scripts/build-native.mjs compiles it with -DSERIAL_FILL, the
 // name of the run-2 baseline it first held) times a candidate against the default in the same
 // rounds. Measured and rejected: extracting FP4 and T158 codes on one branch-free path (run 4:
 // 4% slower on v2); 128-thread workgroups with two cells a thread (run 5: 4-9 points slower).
-// Candidate now (WARP_TILES): a warp's 32 cells form an 8x4-cell tile (32x16 pixels) instead of
-// two cell rows, so warps stay inside one leaf of 32x32 and up and do not run both sides of the
-// mode branch there; each store then writes four 128-byte row segments. Run 5: v2 +0.5 points,
-// v1 -0.8, so not the default.
+// Candidate now (ROW_ORDER): the run-6 cell order, two cell rows per warp in every macroblock,
+// against the default's warp tiles in multi-leaf ones (run 6: v2 -0.7 to -0.8 points).
 #ifdef SERIAL_FILL
-#define WARP_TILES
+#define ROW_ORDER
 #endif
 #define NOALIAS restrict
 layout(std430, set = 0, binding = 0) NOALIAS readonly buffer Stream { uint words[]; } stream;
@@ -47,7 +46,6 @@ layout(push_constant) uniform Params {
   uint groupsX;        // workgroups along x (the grid may be 2-D)
 } pc;
 
-shared uint sMap[256];   // 4x4 cell of the macroblock -> local leaf index
 shared uint sGeom[256];
 shared uint sScale[256]; // float32 bits
 shared uint sBias[256];
@@ -112,8 +110,27 @@ void expandStore(uint orow, uint ocol, uint li, uint i, uint w, bool full) {
 
 // Thread's cell (row cell/16, column cell%16 of the macroblock): its four rows of four codes,
 // payload words loaded before any store; each store of a warp writes two 256-byte row segments.
-void expandCell(uint cell, uint n, uint row0, uint col0, bool full) {
-  uint li = (n == 1u) ? 0u : min(sMap[cell], n - 1u);
+// Local index of the leaf holding a cell (row cell/16, column cell%16): arithmetic for raster
+// (uniform) layouts, a binary search over the leaves' Z-order keys for MIXED (pre-order DFS is
+// Z-order). Reads only the leaf data in shared memory.
+uint leafOfCell(uint cell, uint n) {
+  if (n == 1u) return 0u;
+  uint g0 = sGeom[0];
+  uint sc = 1u << (clamp((g0 >> 12) & 7u, 2u, 6u) - 2u); // cells per side of leaf 0
+  uint per = 16u / sc;                                    // leaves per row if raster
+  uint cy = cell >> 4, cx = cell & 15u;
+  // Raster (uniform layout) iff there are per*per leaves and, beyond 2x2, leaf 2 sits at
+  // row 0, column 2: pre-order DFS always puts leaf 2 at (sc, 0) in that case.
+  if (n == per * per && (per <= 2u || (sGeom[2] & 4095u) == ((2u * sc * 4u) << 6))) return (cy / sc) * per + cx / sc;
+  uint key = zorder(cy, cx), lo = 0u, hi = n - 1u;
+  while (lo < hi) {
+    uint mid = (lo + hi + 1u) >> 1;
+    if (sKey[mid] <= key) lo = mid; else hi = mid - 1u;
+  }
+  return lo;
+}
+
+void expandCell(uint cell, uint li, uint row0, uint col0, bool full) {
   uint geom = sGeom[li];
   uint ly = geom & 63u, lx = (geom >> 6) & 63u, log2 = (geom >> 12) & 7u, mode = (geom >> 15) & 1u;
   uint r0 = (cell >> 4) << 2, c = (cell & 15u) << 2;
@@ -151,37 +168,18 @@ void main() {
     sKey[j] = zorder((geom & 63u) >> 2, ((geom >> 6) & 63u) >> 2);
   }
   barrier();
-  if (n > 1u) { // n is uniform: the barrier below is in uniform control flow
-    uint g0 = sGeom[0];
-    uint sc = 1u << (clamp((g0 >> 12) & 7u, 2u, 6u) - 2u); // cells per side of leaf 0
-    uint per = 16u / sc;                                    // leaves per row if raster
-    // Raster (uniform layout) iff there are per*per leaves and, beyond 2x2, leaf 2 sits at
-    // row 0, column 2: pre-order DFS always puts leaf 2 at (sc, 0) in that case.
-    bool raster = n == per * per && (per <= 2u || (sGeom[2] & 4095u) == ((2u * sc * 4u) << 6));
-    for (uint cell = t; cell < 256u; cell += THREADS) {
-      uint cy = cell >> 4, cx = cell & 15u;
-      uint li;
-      if (raster) {
-        li = (cy / sc) * per + cx / sc;
-      } else {
-        uint key = zorder(cy, cx), lo = 0u, hi = n - 1u;
-        while (lo < hi) {
-          uint mid = (lo + hi + 1u) >> 1;
-          if (sKey[mid] <= key) lo = mid; else hi = mid - 1u;
-        }
-        li = lo;
-      }
-      sMap[cell] = li;
-    }
-    barrier();
-  }
-
   uint by = b / pc.tilesX, bx = b - by * pc.tilesX;
   uint row0 = by * 64u, col0 = bx * 64u;
   bool full = row0 + 64u <= pc.rows && col0 + 64u <= pc.cols && (pc.cols & 3u) == 0u;
-#ifdef WARP_TILES
-  expandCell(((t >> 6) * 4u + ((t >> 3) & 3u)) * 16u + ((t >> 5) & 1u) * 8u + (t & 7u), n, row0, col0, full);
+#ifdef ROW_ORDER
+  uint cell = t;
 #else
-  expandCell(t, n, row0, col0, full);
+  // Multi-leaf macroblocks: a warp's 32 cells form an 8x4-cell tile (32x16 pixels), so warps stay
+  // inside one leaf of 32x32 and up and run one side of the mode branch; each store writes four
+  // 128-byte row segments. Single-leaf ones (n is the same for the whole workgroup) keep two cell
+  // rows per warp, two 256-byte segments a store (tiles there cost v1 0.8 points in run 5).
+  uint cell = n > 1u ? ((t >> 6) * 4u + ((t >> 3) & 3u)) * 16u + ((t >> 5) & 1u) * 8u + (t & 7u) : t;
 #endif
+  // each thread finds its own cell's leaf: no shared cell map, no second barrier
+  expandCell(cell, min(leafOfCell(cell, n), n - 1u), row0, col0, full);
 }
