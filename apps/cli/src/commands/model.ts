@@ -2,6 +2,7 @@
  * Model commands: `sgfp4 encode`, `sgfp4 decode-model`, `sgfp4 verify` (from @sgfp4/encoder).
  * @sgfp4/encoder is loaded on first use, so the rest of the CLI works without it.
  */
+import { availableParallelism } from "node:os";
 import type { Command } from "commander";
 import { openBackend } from "../backends.js";
 import { CliError, EXIT, collectList, usage } from "../util.js";
@@ -91,7 +92,7 @@ export function registerModelCommands(program: Command): void {
     .option("--bpw <x>", "v2 rate control: target bits per weight over all encoded tensors (reachable: about 2.05 and up)")
     .option("--include <globs>", "encode only tensors whose names match (* and ?; repeatable or comma-separated)", collectList)
     .option("--exclude <globs>", "keep matching tensors unquantized in passthrough.safetensors", collectList)
-    .option("--threads <n>", "worker threads (same bytes for any count)", "1")
+    .option("--threads <n>", "worker threads (same bytes for any count; default: one per CPU)", String(availableParallelism()))
     .option("--delta <d>", "prefer T158 when its error is within (1 + d) of FP4's", "0.1")
     .option("--thresholds <kind>", "v2 split thresholds: relative (to each leaf's signal power) or absolute (the reference's MSE limits)", "relative")
     .option("--threshold-scale <x>", "multiply every v2 split threshold (larger: fewer splits, fewer bits)", "1")
