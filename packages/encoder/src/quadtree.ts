@@ -90,11 +90,11 @@ export class MacroblockFitter {
   }
 
   /**
-   * The node's fit, or (given splitAboveOf, which maps the node's power to a limit) a proof that
-   * its chosen LWE exceeds that limit, from bucket estimates (see fitLeafWithSum). Only fits are
-   * cached: a node first bounded is fitted in full if asked again.
+   * The node's fit, or (given limitOf, which maps the node's size and power to a limit) a proof
+   * that its chosen LWE exceeds that limit, from bucket estimates (see fitLeafWithSum). Only fits
+   * are cached: a node first bounded is fitted in full if asked again.
    */
-  fitOrBound(y: number, x: number, size: number, splitAboveOf?: (power: number) => number): (LeafFit | LweLowerBound) & { power: number } {
+  fitOrBound(y: number, x: number, size: number, limitOf?: (size: number, power: number) => number): (LeafFit | LweLowerBound) & { power: number } {
     const id = nodeId(y, x, size);
     const hit = this.cache.get(id);
     if (hit) return hit;
@@ -112,7 +112,7 @@ export class MacroblockFitter {
       }
     }
     power /= size * size;
-    const f = splitAboveOf && this.chosenOnly ? fitLeafWithSum(v, size, this.fit, sv, true, splitAboveOf(power)) : fitLeafWithSum(v, size, this.fit, sv, this.chosenOnly);
+    const f = limitOf && this.chosenOnly ? fitLeafWithSum(v, size, this.fit, sv, true, limitOf(size, power)) : fitLeafWithSum(v, size, this.fit, sv, this.chosenOnly);
     const out = Object.assign(f, { power });
     if (!("lowerBound" in out)) this.cache.set(id, out);
     return out;
@@ -149,26 +149,26 @@ export function decideByThreshold(f: MacroblockFitter, q: QuadtreeOptions, tenso
     if (q.thresholdMode === "relative") limit *= Math.max(power, q.powerFloor * tensorPower);
     return limit * (1 + q.borderline);
   };
-  const visit = (y: number, x: number, size: number): Node => {
+  // the four children, and their mean error
+  const split = (y: number, x: number, size: number): { kids: [Node, Node, Node, Node]; err: number } => {
     const h = size / 2;
-    const children = (): [Node, Node, Node, Node] => [visit(y, x, h), visit(y, x + h, h), visit(y + h, x, h), visit(y + h, x + h, h)];
-    const meanErr = (kids: readonly Node[]): number => (kids[0]!.err + kids[1]!.err + kids[2]!.err + kids[3]!.err) * 0.25;
-    const r = f.fitOrBound(y, x, size, size >= 16 ? (power) => acceptLimit(size, power) : undefined);
+    const kids: [Node, Node, Node, Node] = [visit(y, x, h), visit(y, x + h, h), visit(y + h, x, h), visit(y + h, x + h, h)];
+    return { kids, err: (kids[0].err + kids[1].err + kids[2].err + kids[3].err) * 0.25 };
+  };
+  const visit = (y: number, x: number, size: number): Node => {
+    const r = f.fitOrBound(y, x, size, size >= 16 ? acceptLimit : undefined);
     if ("lowerBound" in r) {
-      const kids = children();
-      const kidErr = meanErr(kids);
-      if (kidErr <= (1 - q.splitGain) * r.lowerBound) return { y, x, size, err: kidErr, kids };
+      const s = split(y, x, size);
+      if (s.err <= (1 - q.splitGain) * r.lowerBound) return { y, x, size, err: s.err, kids: s.kids };
       const fit = f.at(y, x, size); // the split's gain is measured against the exact error
       const err = fit.chosen.lwe;
-      return kidErr <= (1 - q.splitGain) * err ? { y, x, size, err: kidErr, kids } : { y, x, size, err, leaf: fit };
+      return s.err <= (1 - q.splitGain) * err ? { y, x, size, err: s.err, kids: s.kids } : { y, x, size, err, leaf: fit };
     }
     const err = r.chosen.lwe;
     const self: Node = { y, x, size, err, leaf: r };
     if (size === 4 || err <= acceptLimit(size, r.power)) return self;
-    const kids = children();
-    const kidErr = meanErr(kids);
-    if (kidErr <= (1 - q.splitGain) * err) return { y, x, size, err: kidErr, kids };
-    return self;
+    const s = split(y, x, size);
+    return s.err <= (1 - q.splitGain) * err ? { y, x, size, err: s.err, kids: s.kids } : self;
   };
   return visit(0, 0, MACROBLOCK);
 }
