@@ -58,7 +58,8 @@ export interface EncodedRows {
   decoded: Float32Array;
 }
 
-export function encodeBlockRows(job: BlockJob): EncodedRows {
+/** decodedInto: where to write the exact decode of the job's rows (job.data.length values); default a new array. */
+export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): EncodedRows {
   const [, cols] = job.shape;
   const { tilesX } = tilesOf(job.shape);
   const rowsInData = job.data.length / cols;
@@ -85,7 +86,7 @@ export function encodeBlockRows(job: BlockJob): EncodedRows {
     }
   }
   // decoded here, in the job's thread, rather than on the main thread after all jobs
-  return { blocks: out, decoded: reconstruct(out, [rowsInData, cols], tilesX) };
+  return { blocks: out, decoded: reconstruct(out, [rowsInData, cols], tilesX, decodedInto) };
 }
 
 /** Doubles per leaf in a packed result: y, x, size, mode, scaleBits, biasBits, errorHint, sse, lwe. */
@@ -155,9 +156,11 @@ export function unpackRows(p: PackedRows, profile: "v1" | "v2"): EncodedRows {
  * tile row 0 of `shape`, cropped to it. Each leaf's 16 possible values are computed once; a
  * Float32Array store rounds S * q + B to float32 once, as the decoders do.
  */
-export function reconstruct(blocks: readonly BlockOut[], shape: Shape, tilesX: number): Float32Array {
+export function reconstruct(blocks: readonly BlockOut[], shape: Shape, tilesX: number, into?: Float32Array): Float32Array {
   const [rows, cols] = shape;
-  const out = new Float32Array(rows * cols);
+  // the leaves cover every element of `shape`, so `into` needs no clearing
+  const out = into ?? new Float32Array(rows * cols);
+  if (out.length !== rows * cols) throw new RangeError(`reconstruct: ${out.length} values for a ${rows}x${cols} output`);
   const values = new Float32Array(16); // indexed by code + 8
   for (let b = 0; b < blocks.length; b++) {
     const by = Math.floor(b / tilesX);

@@ -69,12 +69,14 @@ export async function runChunks<K extends Kind>(
   jobs: BlockJob[],
   pool: WorkerPool | undefined,
   onChunk?: (done: number) => void,
+  /** encode jobs run inline decode into this (see encodeBlockRows) */
+  decodedInto?: (job: BlockJob) => Float32Array,
 ): Promise<(K extends "stats" ? Float64Array : EncodedRows)[]> {
   type R = K extends "stats" ? Float64Array : EncodedRows;
   if (!pool) {
     const out: R[] = [];
     for (const job of jobs) {
-      out.push((kind === "stats" ? statsBlockRows(job) : encodeBlockRows(job)) as R);
+      out.push((kind === "stats" ? statsBlockRows(job) : encodeBlockRows(job, decodedInto?.(job))) as R);
       onChunk?.(out.length);
     }
     return out;

@@ -81,8 +81,11 @@ export function tensorPower(data: Float32Array): number {
   return s / data.length;
 }
 
-/** Jobs of a few macroblock rows each (more chunks than threads, for balance). */
-export function makeJobs(data: Float32Array, shape: Shape, base: Omit<BlockJob, "data" | "tileRowStart" | "tileRowEnd" | "shape">, chunks: number): BlockJob[] {
+/**
+ * Jobs of a few macroblock rows each (more chunks than threads, for balance). copy: each job gets
+ * its own copy of its rows (a worker takes ownership of it); otherwise a view of `data`.
+ */
+export function makeJobs(data: Float32Array, shape: Shape, base: Omit<BlockJob, "data" | "tileRowStart" | "tileRowEnd" | "shape">, chunks: number, copy = true): BlockJob[] {
   const { tilesY } = tilesOf(shape);
   const n = Math.max(1, Math.min(tilesY, chunks));
   const jobs: BlockJob[] = [];
@@ -92,7 +95,7 @@ export function makeJobs(data: Float32Array, shape: Shape, base: Omit<BlockJob, 
     if (t1 <= t0) continue;
     const r0 = t0 * MACROBLOCK;
     const r1 = Math.min(t1 * MACROBLOCK, shape[0]);
-    jobs.push({ ...base, shape, tileRowStart: t0, tileRowEnd: t1, data: data.slice(r0 * shape[1], r1 * shape[1]) });
+    jobs.push({ ...base, shape, tileRowStart: t0, tileRowEnd: t1, data: copy ? data.slice(r0 * shape[1], r1 * shape[1]) : data.subarray(r0 * shape[1], r1 * shape[1]) });
   }
   return jobs;
 }
@@ -108,7 +111,7 @@ export async function analyzeTensor(data: Float32Array, shape: Shape, opts: Enco
   const power = checkedTensorPower(data, shape);
   const fit = resolveFit("v2", opts.fit);
   const chunks = opts.pool ? opts.pool.threads * 4 : 1;
-  const jobs = makeJobs(data, shape, { profile: "v2", fit, quadtree: resolveQuadtree(opts.quadtree), tensorPower: power }, chunks);
+  const jobs = makeJobs(data, shape, { profile: "v2", fit, quadtree: resolveQuadtree(opts.quadtree), tensorPower: power }, chunks, opts.pool !== undefined);
   const parts = await runChunks("stats", jobs, opts.pool);
   const { tilesY, tilesX } = tilesOf(shape);
   const stats = new Float64Array(tilesY * tilesX * 3 * NODES_PER_BLOCK);
@@ -171,7 +174,7 @@ export async function encodeTensorWith(data: Float32Array, shape: Shape, opts: E
   const fit = resolveFit(profile, opts.fit);
   const quadtree = resolveQuadtree(opts.quadtree);
   const chunks = opts.pool ? opts.pool.threads * 4 : Math.ceil(shape[0] / MACROBLOCK);
-  const jobs = makeJobs(data, shape, { profile, fit, quadtree, tensorPower: power }, chunks);
+  const jobs = makeJobs(data, shape, { profile, fit, quadtree, tensorPower: power }, chunks, opts.pool !== undefined);
   const { tilesX } = tilesOf(shape);
   if (lambda !== undefined && analysis) {
     for (const j of jobs) {
@@ -179,13 +182,14 @@ export async function encodeTensorWith(data: Float32Array, shape: Shape, opts: E
       j.rd = { lambda, stats: analysis.stats.slice(j.tileRowStart * tilesX * per, j.tileRowEnd * tilesX * per) };
     }
   }
-  const parts = await runChunks("encode", jobs, opts.pool, (done) => opts.onProgress?.(done, jobs.length));
-  const blocks = parts.flatMap((p) => p.blocks);
-  // each job decoded its own rows (in its worker); they are consecutive, in job order
+  // each job decodes its own rows: jobs run here write them in place, a worker's come back to be copied
   const decoded = new Float32Array(shape[0] * shape[1]);
+  const rowsOf = (job: BlockJob): Float32Array => decoded.subarray(job.tileRowStart * MACROBLOCK * shape[1], job.tileRowStart * MACROBLOCK * shape[1] + job.data.length);
+  const parts = await runChunks("encode", jobs, opts.pool, (done) => opts.onProgress?.(done, jobs.length), rowsOf);
+  const blocks = parts.flatMap((p) => p.blocks);
   let at = 0;
   for (const p of parts) {
-    decoded.set(p.decoded, at);
+    if (p.decoded.buffer !== decoded.buffer) decoded.set(p.decoded, at);
     at += p.decoded.length;
   }
   const bytes =
@@ -205,23 +209,25 @@ function measureStats(data: Float32Array, decoded: Float32Array, blocks: readonl
     err += d * d;
   }
   const modeWeights: [number, number] = [0, 0];
-  const layouts: Record<string, number> = {};
-  const leafSizes: Record<string, number> = {};
+  // counted by number, named at the end (a string key per leaf cost more than the rest of this pass on heavy-tailed tensors)
+  const layoutCounts: number[] = [];
+  const sizeCounts: number[] = [];
   let lweSum = 0;
   let area = 0;
   for (const b of blocks) {
-    if (b.layout >= 0) {
-      const name = LAYOUT_NAMES[b.layout as 0]!;
-      layouts[name] = (layouts[name] ?? 0) + 1;
-    }
+    if (b.layout >= 0) layoutCounts[b.layout] = (layoutCounts[b.layout] ?? 0) + 1;
     for (const l of b.leaves) {
       const a = l.size * l.size;
       modeWeights[l.mode] += a;
-      leafSizes[String(l.size)] = (leafSizes[String(l.size)] ?? 0) + 1;
+      sizeCounts[l.size] = (sizeCounts[l.size] ?? 0) + 1;
       lweSum += l.lwe * a;
       area += a;
     }
   }
+  const layouts: Record<string, number> = {};
+  layoutCounts.forEach((count, layout) => (layouts[LAYOUT_NAMES[layout as 0]!] = count));
+  const leafSizes: Record<string, number> = {};
+  sizeCounts.forEach((count, size) => (leafSizes[String(size)] = count));
   return {
     profile,
     weights: data.length,
