@@ -852,33 +852,44 @@ const LWE_FROM_SSE_MARGIN = 1 - 1e-5;
  *
  * splitAbove (with chosenOnly, for the threshold policy): when the bucket estimates prove the
  * chosen candidate's LWE above it, returns that proof (LweLowerBound) instead of fitting.
+ * resume: that proof's estimates, to fit the same leaf in full later (splitAbove Infinity).
  */
 export function fitLeafWithSum(v: Float64Array, size: number, o: FitOptions, sv: number, chosenOnly?: boolean): LeafFit;
-export function fitLeafWithSum(v: Float64Array, size: number, o: FitOptions, sv: number, chosenOnly: true, splitAbove: number): LeafFit | LweLowerBound;
-export function fitLeafWithSum(v: Float64Array, size: number, o: FitOptions, sv: number, chosenOnly = false, splitAbove = Infinity): LeafFit | LweLowerBound {
+export function fitLeafWithSum(v: Float64Array, size: number, o: FitOptions, sv: number, chosenOnly: true, splitAbove: number, resume?: FitResume): LeafFit | LweLowerBound;
+export function fitLeafWithSum(v: Float64Array, size: number, o: FitOptions, sv: number, chosenOnly = false, splitAbove = Infinity, resume?: FitResume): LeafFit | LweLowerBound {
   const n = size * size;
-  const fp4Start = fp4PlainParameters(v, n, o.v2, sv);
-  // both plain fits use the same FP16 bias (of sv / n): T158's mean absolute deviation is the centring pass's sum
-  const t158Start: Parameters = { scaleBits: scaleToHalfBits(centredAbsSum / n), biasBits: fp4Start.biasBits };
-  const fp4Estimate = refitsFromBuckets(o, fp4Start) ? estimateRefit(n, MODE_FP4, fp4Start, o.v2, o.maxRefitIterations, sv) : null;
-  let t158Estimate = refitsFromBuckets(o, t158Start) && splitAbove < Infinity ? estimateRefit(n, MODE_T158, t158Start, o.v2, o.maxRefitIterations, sv) : null;
+  let fp4Start: Parameters | undefined;
+  let t158Start: Parameters | undefined;
+  let fp4Estimate: RefitEstimate | null;
+  let t158Estimate: RefitEstimate | null;
+  if (resume) {
+    // an earlier call's bound came from these estimates (deterministic in v, n and o): no search, no buckets
+    fp4Estimate = resume.fp4;
+    t158Estimate = resume.t158;
+  } else {
+    fp4Start = fp4PlainParameters(v, n, o.v2, sv);
+    // both plain fits use the same FP16 bias (of sv / n): T158's mean absolute deviation is the centring pass's sum
+    t158Start = { scaleBits: scaleToHalfBits(centredAbsSum / n), biasBits: fp4Start.biasBits };
+    fp4Estimate = refitsFromBuckets(o, fp4Start) ? estimateRefit(n, MODE_FP4, fp4Start, o.v2, o.maxRefitIterations, sv) : null;
+    t158Estimate = refitsFromBuckets(o, t158Start) && splitAbove < Infinity ? estimateRefit(n, MODE_T158, t158Start, o.v2, o.maxRefitIterations, sv) : null;
+  }
   if (fp4Estimate && t158Estimate && !fp4Estimate.undecided && !t158Estimate.undecided) {
     // Whichever candidate would be chosen, its LWE is at least its exact sse / n (up to
     // LWE_FROM_SSE_MARGIN) and its exact sse at least the estimate minus the slack.
     const low = Math.min(fp4Estimate.sse - fp4Estimate.sseSlack, t158Estimate.sse - t158Estimate.sseSlack);
     const lowerBound = (low / n) * LWE_FROM_SSE_MARGIN;
-    if (lowerBound > splitAbove) return { lowerBound };
+    if (lowerBound > splitAbove) return { lowerBound, resume: { fp4: fp4Estimate, t158: t158Estimate } };
   }
-  const fp4: Candidate = fp4Estimate ? refitFromBuckets(v, n, MODE_FP4, fp4Estimate, o.v2, o.maxRefitIterations, sv)! : plainThenRefit(v, n, MODE_FP4, fp4Start, o, sv);
+  const fp4: Candidate = fp4Estimate ? refitFromBuckets(v, n, MODE_FP4, fp4Estimate, o.v2, o.maxRefitIterations, sv)! : plainThenRefit(v, n, MODE_FP4, fp4Start!, o, sv);
   withLwe(v, n, size, fp4);
   const errF = o.selection === "l2" ? fp4.sse / n : fp4.lwe;
   const limitT = (1 + o.delta) * errF;
   // chosenOnly: T158's error estimate from the buckets may already prove it loses (its LWE is
   // at least sse / n up to LWE_FROM_SSE_MARGIN); then it gets no exact pass and no codes
-  if (refitsFromBuckets(o, t158Start)) t158Estimate ??= estimateRefit(n, MODE_T158, t158Start, o.v2, o.maxRefitIterations, sv);
+  if (!t158Estimate && refitsFromBuckets(o, t158Start!)) t158Estimate = estimateRefit(n, MODE_T158, t158Start!, o.v2, o.maxRefitIterations, sv);
   const t158 = t158Estimate
     ? refitFromBuckets(v, n, MODE_T158, t158Estimate, o.v2, o.maxRefitIterations, sv, chosenOnly ? limitT : Infinity)
-    : plainThenRefit(v, n, MODE_T158, t158Start, o, sv);
+    : plainThenRefit(v, n, MODE_T158, t158Start!, o, sv);
   if (t158 === null) return { fp4, t158: T158_NOT_FITTED, t158Allowed: false, chosen: fp4, errorHint: false };
   const t158Allowed = t158.maxAbsError <= o.outlierGuard * halfBitsValue(t158.scaleBits);
   let chosen: Candidate = fp4;
@@ -899,4 +910,15 @@ export function fitLeafWithSum(v: Float64Array, size: number, o: FitOptions, sv:
 export interface LweLowerBound {
   /** at most the LWE of the candidate the full fit would choose */
   lowerBound: number;
+  /**
+   * The estimates the bound came from. Passed back to fitLeafWithSum (same values, options and
+   * sum), the full fit resumes from them, without the scale search and bucket estimates again.
+   */
+  resume: FitResume;
+}
+
+/** Where both modes' refits ended on bucket estimates (see LweLowerBound.resume). */
+export interface FitResume {
+  readonly fp4: RefitEstimate;
+  readonly t158: RefitEstimate;
 }

@@ -3,7 +3,7 @@
  * absolute thresholds and hysteresis) and a rate-distortion policy used by rate control.
  */
 import { LAYOUT, MACROBLOCK, MODE_FP4, MODE_T158, align16, payloadBytes, type Layout, type Mode, type QuadTree } from "@sgfp4/format";
-import { fitLeafWithSum, type FitOptions, type LeafFit, type LweLowerBound } from "./fit.js";
+import { fitLeafWithSum, type FitOptions, type FitResume, type LeafFit, type LweLowerBound } from "./fit.js";
 
 /** Leaf sizes from the root (level 0) to the floor (level 4). */
 export const LEVEL_SIZES = [64, 32, 16, 8, 4] as const;
@@ -78,6 +78,8 @@ const nodeScratch = new Float64Array(4096);
 /** Fits the leaves of one padded macroblock on demand, each node once. */
 export class MacroblockFitter {
   private readonly cache = new Map<number, LeafFit & { power: number }>();
+  /** nodes answered with a bound: the estimates a later full fit resumes from */
+  private readonly resumes = new Map<number, FitResume>();
   /** chosenOnly: only the chosen candidates' errors are read (see fitLeafWithSum) */
   constructor(
     readonly block: Float64Array,
@@ -92,7 +94,8 @@ export class MacroblockFitter {
   /**
    * The node's fit, or (given limitOf, which maps the node's size and power to a limit) a proof
    * that its chosen LWE exceeds that limit, from bucket estimates (see fitLeafWithSum). Only fits
-   * are cached: a node first bounded is fitted in full if asked again.
+   * are cached: a node first bounded is fitted in full if asked again, resuming from the
+   * estimates of its bound (no second scale search).
    */
   fitOrBound(y: number, x: number, size: number, limitOf?: (size: number, power: number) => number): (LeafFit | LweLowerBound) & { power: number } {
     const id = nodeId(y, x, size);
@@ -112,9 +115,15 @@ export class MacroblockFitter {
       }
     }
     power /= size * size;
-    const f = limitOf && this.chosenOnly ? fitLeafWithSum(v, size, this.fit, sv, true, limitOf(size, power)) : fitLeafWithSum(v, size, this.fit, sv, this.chosenOnly);
+    const resume = this.resumes.get(id);
+    const f = resume
+      ? fitLeafWithSum(v, size, this.fit, sv, true, Infinity, resume)
+      : limitOf && this.chosenOnly
+        ? fitLeafWithSum(v, size, this.fit, sv, true, limitOf(size, power))
+        : fitLeafWithSum(v, size, this.fit, sv, this.chosenOnly);
     const out = Object.assign(f, { power });
-    if (!("lowerBound" in out)) this.cache.set(id, out);
+    if ("lowerBound" in out) this.resumes.set(id, out.resume);
+    else this.cache.set(id, out);
     return out;
   }
 }

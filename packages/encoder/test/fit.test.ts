@@ -1,6 +1,6 @@
 import { MODE_FP4, MODE_T158, halfToFloat } from "@sgfp4/format";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_FIT_OPTIONS, SCALE_MULTIPLIERS, fitFp4Plain, fitLeaf, fitLeafWithSum, fitT158Plain, refitCandidate } from "../src/fit.js";
+import { DEFAULT_FIT_OPTIONS, SCALE_MULTIPLIERS, fitFp4Plain, fitLeaf, fitLeafWithSum, fitT158Plain, refitCandidate, type LeafFit } from "../src/fit.js";
 import { biasToHalfBits, scaleToHalfBits } from "../src/half.js";
 import { synthetic, type Family } from "../src/random.js";
 
@@ -250,7 +250,7 @@ describe("fitLeafWithSum, chosenOnly (T158's LWE, or its whole exact pass, skipp
 });
 
 describe("fitLeafWithSum with splitAbove (a proof from bucket estimates that a node exceeds a limit)", () => {
-  it("answers a lower bound only above the limit, and never above the full fit's chosen LWE", () => {
+  it("answers a lower bound only above the limit, and never above the full fit's chosen LWE; resuming from it gives the full fit", () => {
     let bounds = 0;
     let fits = 0;
     let tightest = Infinity;
@@ -266,6 +266,12 @@ describe("fitLeafWithSum with splitAbove (a proof from bucket estimates that a n
             expect(r.lowerBound).toBeGreaterThan(limit);
             expect(r.lowerBound).toBeLessThanOrEqual(full.chosen.lwe);
             tightest = Math.min(tightest, full.chosen.lwe / r.lowerBound);
+            // the full fit resumed from the bound's estimates is the fit made from scratch
+            const resumed = fitLeafWithSum(v, size, o, sv, true, Infinity, r.resume) as LeafFit;
+            expect(resumed.chosen).toEqual(full.chosen);
+            expect(resumed.fp4).toEqual(full.fp4);
+            expect(resumed.t158Allowed).toBe(full.t158Allowed);
+            expect(resumed.errorHint).toBe(full.errorHint);
           } else {
             fits++;
             expect(r.chosen.lwe).toBe(full.chosen.lwe);
