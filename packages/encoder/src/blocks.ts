@@ -3,7 +3,7 @@
  * depends only on its own weights and on tensor-wide numbers computed before the split
  * (tensor power), so the bytes do not depend on how rows are shared between threads.
  */
-import { MACROBLOCK, halfToFloat, type Mode, type Shape } from "@sgfp4/format";
+import { MACROBLOCK, halfToFloat, packCodes, payloadBytes, type Mode, type Shape } from "@sgfp4/format";
 import { fitLeaf, type FitOptions } from "./fit.js";
 import {
   MacroblockFitter,
@@ -96,59 +96,70 @@ const PACKED_LEAF = 9;
  * A job's result in four flat arrays, for a worker to hand back: structured-cloning the leaf
  * objects (tens of thousands per job on heavy-tailed data, each with its own codes buffer) cost
  * the main thread about as much time as the fits, so worker threads did not speed encodes up.
+ * The codes come back already packed into payloads, so the main thread, which writes the
+ * container alone, only copies them.
  */
 export interface PackedRows {
   /** leaves per block */
   counts: Int32Array;
   /** PACKED_LEAF doubles per leaf, blocks in order, each block's leaves in order */
   leaves: Float64Array;
-  /** every leaf's codes, concatenated in the same order */
-  codes: Int8Array;
+  /** every leaf's payload (spec 22.6 packing, payloadBytes(size, mode) each), concatenated in the same order */
+  payloads: Uint8Array;
   decoded: Float32Array;
 }
 
 export function packRows(r: EncodedRows): PackedRows {
   let leafCount = 0;
-  let codeCount = 0;
+  let payloadCount = 0;
   for (const b of r.blocks) {
     leafCount += b.leaves.length;
-    for (const l of b.leaves) codeCount += l.codes.length;
+    for (const l of b.leaves) payloadCount += payloadBytes(l.size, l.mode);
   }
   const counts = new Int32Array(r.blocks.length);
   const leaves = new Float64Array(leafCount * PACKED_LEAF);
-  const codes = new Int8Array(codeCount);
+  const payloads = new Uint8Array(payloadCount);
   let at = 0;
-  let codeAt = 0;
+  let payloadAt = 0;
   r.blocks.forEach((b, i) => {
     counts[i] = b.leaves.length;
     for (const l of b.leaves) {
       leaves.set([l.y, l.x, l.size, l.mode, l.scaleBits, l.biasBits, +l.errorHint, l.sse, l.lwe], at);
       at += PACKED_LEAF;
-      codes.set(l.codes, codeAt);
-      codeAt += l.codes.length;
+      const bytes = payloadBytes(l.size, l.mode);
+      packCodes(l.mode, codesOf(l), payloads.subarray(payloadAt, payloadAt + bytes));
+      payloadAt += bytes;
     }
   });
-  return { counts, leaves, codes, decoded: r.decoded };
+  return { counts, leaves, payloads, decoded: r.decoded };
 }
 
-/** The blocks of a packed result; leaves' codes are views into its one codes array. */
+/** The blocks of a packed result; leaves' payloads are views into its one payloads array. */
 export function unpackRows(p: PackedRows, profile: "v1" | "v2"): EncodedRows {
   const blocks: BlockOut[] = [];
   let at = 0;
-  let codeAt = 0;
+  let payloadAt = 0;
   for (const count of p.counts) {
     const leaves: LeafOut[] = [];
     for (let k = 0; k < count; k++, at += PACKED_LEAF) {
-      const size = p.leaves[at + 2]!;
-      const codes = p.codes.subarray(codeAt, codeAt + size * size);
-      codeAt += size * size;
       const f = p.leaves;
-      leaves.push({ y: f[at]!, x: f[at + 1]!, size, mode: f[at + 3] as Mode, scaleBits: f[at + 4]!, biasBits: f[at + 5]!, errorHint: f[at + 6] === 1, codes, sse: f[at + 7]!, lwe: f[at + 8]! });
+      const size = f[at + 2]!;
+      const mode = f[at + 3] as Mode;
+      const bytes = payloadBytes(size, mode);
+      const payload = p.payloads.subarray(payloadAt, payloadAt + bytes);
+      payloadAt += bytes;
+      leaves.push({ y: f[at]!, x: f[at + 1]!, size, mode, scaleBits: f[at + 4]!, biasBits: f[at + 5]!, errorHint: f[at + 6] === 1, payload, sse: f[at + 7]!, lwe: f[at + 8]! });
     }
     // the layout and tree follow from the leaves (uniform leaves are already in raster order)
     blocks.push(profile === "v1" ? { layout: -1, leaves } : blockFromLeaves(leaves));
   }
   return { blocks, decoded: p.decoded };
+}
+
+/** A fitted leaf's codes (leaves that came back from a worker carry a packed payload instead). */
+function codesOf(l: LeafOut): Int8Array {
+  if (!l.codes) throw new Error(`leaf at (${l.y}, ${l.x}) has no codes (a packed payload only)`);
+  return l.codes;
 }
 
 /**
@@ -166,6 +177,7 @@ export function reconstruct(blocks: readonly BlockOut[], shape: Shape, tilesX: n
     const by = Math.floor(b / tilesX);
     const bx = b % tilesX;
     for (const l of blocks[b]!.leaves) {
+      const codes = codesOf(l);
       const S = halfToFloat(l.scaleBits);
       const B = halfToFloat(l.biasBits);
       for (let q = -8; q < 8; q++) values[q + 8] = S * q + B;
@@ -175,7 +187,7 @@ export function reconstruct(blocks: readonly BlockOut[], shape: Shape, tilesX: n
       const width = Math.min(c0 + l.size, cols) - c0;
       for (let r = r0, k = 0; r < rowEnd; r++, k += l.size) {
         const o = r * cols + c0;
-        for (let j = 0; j < width; j++) out[o + j] = values[l.codes[k + j]! + 8]!;
+        for (let j = 0; j < width; j++) out[o + j] = values[codes[k + j]! + 8]!;
       }
     }
   }

@@ -58,7 +58,12 @@ export interface LeafOut {
   scaleBits: number;
   biasBits: number;
   errorHint: boolean;
-  codes: Int8Array;
+  /**
+   * Exactly one of the two: the codes where the leaf was fitted in this thread, or its payload
+   * already packed (spec 22.6) where it came back from a worker (see PackedRows).
+   */
+  codes?: Int8Array;
+  payload?: Uint8Array;
   sse: number;
   lwe: number;
 }

@@ -194,9 +194,14 @@ export async function encodeTensorWith(data: Float32Array, shape: Shape, opts: E
   }
   const bytes =
     profile === "v1"
-      ? writeV1({ shape, blocks: blocks.map((b) => { const l = b.leaves[0]!; return { mode: l.mode, scaleBits: l.scaleBits, biasBits: l.biasBits, errorHint: l.errorHint, codes: l.codes }; }) })
-      : writeV2({ shape, records: blocks.map((b) => ({ layout: b.layout as 0, ...(b.tree ? { tree: b.tree } : {}), leaves: b.leaves.map((l) => ({ mode: l.mode, scaleBits: l.scaleBits, biasBits: l.biasBits, codes: l.codes })) })) });
+      ? writeV1({ shape, blocks: blocks.map((b) => { const l = b.leaves[0]!; return { mode: l.mode, scaleBits: l.scaleBits, biasBits: l.biasBits, errorHint: l.errorHint, ...codesOrPayload(l) }; }) })
+      : writeV2({ shape, records: blocks.map((b) => ({ layout: b.layout as 0, ...(b.tree ? { tree: b.tree } : {}), leaves: b.leaves.map((l) => ({ mode: l.mode, scaleBits: l.scaleBits, biasBits: l.biasBits, ...codesOrPayload(l) })) })) });
   return { bytes, decoded, stats: { ...measureStats(data, decoded, blocks, bytes.length, profile), ...(lambda !== undefined ? { lambda } : {}) } };
+}
+
+/** What the writer takes for a leaf: a worker's packed payload, or the codes of a leaf fitted here. */
+function codesOrPayload(l: BlockOut["leaves"][number]): { codes: Int8Array } | { payload: Uint8Array } {
+  return l.payload ? { payload: l.payload } : { codes: l.codes! };
 }
 
 function measureStats(data: Float32Array, decoded: Float32Array, blocks: readonly BlockOut[], bytes: number, profile: "v1" | "v2"): TensorStats {

@@ -9,7 +9,7 @@ parentPort!.on("message", (msg: { id: number; kind: "encode" | "stats"; job: Blo
       parentPort!.postMessage({ id: msg.id, result: stats }, [stats.buffer as ArrayBuffer]);
     } else {
       const result = packRows(encodeBlockRows(msg.job));
-      parentPort!.postMessage({ id: msg.id, result }, [result.counts, result.leaves, result.codes, result.decoded].map((a) => a.buffer as ArrayBuffer));
+      parentPort!.postMessage({ id: msg.id, result }, [result.counts, result.leaves, result.payloads, result.decoded].map((a) => a.buffer as ArrayBuffer));
     }
   } catch (e) {
     parentPort!.postMessage({ id: msg.id, error: (e as Error).message });
