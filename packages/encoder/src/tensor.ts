@@ -184,7 +184,10 @@ export async function encodeTensorWith(data: Float32Array, shape: Shape, opts: E
   }
   // each job decodes its own rows: jobs run here write them in place, a worker's come back to be copied
   const decoded = new Float32Array(shape[0] * shape[1]);
-  const rowsOf = (job: BlockJob): Float32Array => decoded.subarray(job.tileRowStart * MACROBLOCK * shape[1], job.tileRowStart * MACROBLOCK * shape[1] + job.data.length);
+  const rowsOf = (job: BlockJob): Float32Array => {
+    const start = job.tileRowStart * MACROBLOCK * shape[1];
+    return decoded.subarray(start, start + job.data.length);
+  };
   const parts = await runChunks("encode", jobs, opts.pool, (done) => opts.onProgress?.(done, jobs.length), rowsOf);
   const blocks = parts.flatMap((p) => p.blocks);
   let at = 0;
