@@ -117,7 +117,7 @@ describe("determinism", () => {
         }
       }
     }
-  });
+  }, 60_000); // 3 inputs x 3 settings x 3 thread counts: ~5 s on a loaded 2-core machine
   it("pinned sha256 of fixed inputs", async () => {
     const pins: Record<string, string> = {};
     for (const family of ["gaussian", "student-t", "low-rank"] as const) {
