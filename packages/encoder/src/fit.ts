@@ -178,53 +178,54 @@ function exactSearch(c: Float64Array, n: number, candidateBits: Int32Array, cons
 function bucketSearch(v: Float64Array, c: Float64Array, n: number, B: number, absmax: number, candidateBits: Int32Array): number {
   let nb = n >= 4 * MAX_BUCKETS ? MAX_BUCKETS : n >> 2;
   bucketCount.fill(0, 0, nb + 1);
-  bucketSumW.fill(0, 0, nb);
-  bucketSumWW.fill(0, 0, nb);
-  bucketMinW.fill(Infinity, 0, nb);
-  bucketMaxW.fill(-Infinity, 0, nb);
   const toBucket = nb / (2 * absmax);
-  let wAbsMax = 0;
+  // Three passes rather than one: a single pass that adds each w to its bucket's sums in memory
+  // waits on the previous store whenever neighbours share a bucket (most of a heavy-tailed leaf
+  // is in a few central buckets). Bucket of each value, then a stable counting sort, then each
+  // bucket's sums over its members in index order: the same sums as adding in index order.
   for (let i = 0; i < n; i++) {
-    const w = v[i]!;
-    const aw = Math.abs(w); // compiles without a branch (a sign branch mispredicts on data)
-    if (aw > wAbsMax) wAbsMax = aw;
-    const x = c[i]!;
     // any bucket is correct (min/max are tracked); this one keeps buckets narrow
-    let b = Math.floor((x + absmax) * toBucket);
+    let b = Math.floor((c[i]! + absmax) * toBucket);
     if (b >= nb) b = nb - 1;
     else if (!(b >= 0)) b = 0;
     bucketOf[i] = b;
     bucketCount[b]!++;
-    bucketSumW[b] = bucketSumW[b]! + w;
-    bucketSumWW[b] = bucketSumWW[b]! + w * w;
-    if (w < bucketMinW[b]!) bucketMinW[b] = w;
-    if (w > bucketMaxW[b]!) bucketMaxW[b] = w;
   }
-  let start = 0;
-  for (let b = 0; b < nb; b++) {
-    bucketStart[b] = start;
-    start += bucketCount[b]!;
-  }
-  bucketStart[nb] = start;
-  // counting sort: the members of bucket b are bucketedW[bucketStart[b] .. bucketStart[b + 1])
-  for (let b = 0; b < nb; b++) bucketCount[b] = bucketStart[b]!;
-  for (let i = 0; i < n; i++) {
-    const at = bucketCount[bucketOf[i]!]!++;
-    bucketedW[at] = v[i]!;
-  }
-  // Drop the empty buckets (most of them on heavy-tailed leaves, where one outlier stretches the
-  // range): the estimates skipped them anyway, so they give the same sums with fewer iterations.
+  // Starts of the non-empty buckets only (most are empty on heavy-tailed leaves, where one outlier
+  // stretches the range): the estimates skip empty ones anyway. bucketCount[b] becomes the next
+  // free slot of bucket b in bucketedW.
   let used = 0;
+  let at = 0;
   for (let b = 0; b < nb; b++) {
-    if (bucketStart[b + 1] === bucketStart[b]) continue;
-    bucketStart[used] = bucketStart[b]!;
-    bucketSumW[used] = bucketSumW[b]!;
-    bucketSumWW[used] = bucketSumWW[b]!;
-    bucketMinW[used] = bucketMinW[b]!;
-    bucketMaxW[used] = bucketMaxW[b]!;
-    used++;
+    const count = bucketCount[b]!;
+    if (count === 0) continue;
+    bucketStart[used++] = at;
+    bucketCount[b] = at;
+    at += count;
   }
   bucketStart[used] = n;
+  for (let i = 0; i < n; i++) bucketedW[bucketCount[bucketOf[i]!]!++] = v[i]!;
+  let wAbsMax = 0;
+  for (let b = 0; b < used; b++) {
+    const hi = bucketStart[b + 1]!;
+    let sumW = 0;
+    let sumWW = 0;
+    let minW = Infinity;
+    let maxW = -Infinity;
+    for (let i = bucketStart[b]!; i < hi; i++) {
+      const w = bucketedW[i]!;
+      sumW += w;
+      sumWW += w * w;
+      if (w < minW) minW = w;
+      if (w > maxW) maxW = w;
+    }
+    bucketSumW[b] = sumW;
+    bucketSumWW[b] = sumWW;
+    bucketMinW[b] = minW;
+    bucketMaxW[b] = maxW;
+    const a = maxW > -minW ? maxW : -minW;
+    if (a > wAbsMax) wAbsMax = a;
+  }
   nb = used;
   bucketLeafCount = nb;
   bucketLeafAbsMax = wAbsMax;
