@@ -3,7 +3,7 @@
  * depends only on its own weights and on tensor-wide numbers computed before the split
  * (tensor power), so the bytes do not depend on how rows are shared between threads.
  */
-import { MACROBLOCK, halfToFloat, packCodes, payloadBytes, type Mode, type Shape } from "@sgfp4/format";
+import { MACROBLOCK, V1_PAYLOAD_BYTES, halfToFloat, packCodes, writeV2Record, type Shape } from "@sgfp4/format";
 import { fitLeaf, type FitOptions } from "./fit.js";
 import {
   MacroblockFitter,
@@ -15,7 +15,6 @@ import {
   leavesOfRd,
   macroblockStats,
   type BlockOut,
-  type LeafOut,
   type QuadtreeOptions,
 } from "./quadtree.js";
 
@@ -52,9 +51,40 @@ export function tilesOf(shape: Shape): { tilesY: number; tilesX: number } {
   return { tilesY: Math.ceil(shape[0] / MACROBLOCK), tilesX: Math.ceil(shape[1] / MACROBLOCK) };
 }
 
-/** A job's result: its blocks in raster order and the exact decode of its tensor rows. */
+/** Slots of EncodedRows.counts: weights per mode, leaves per size, records per layout (v2). */
+export const COUNT_FP4_WEIGHTS = 0;
+export const COUNT_T158_WEIGHTS = 1;
+/** leaves of size s at COUNT_LEAVES + log2(s) - 2 (4x4 .. 64x64) */
+export const COUNT_LEAVES = 2;
+/** records of layout L at COUNT_LAYOUTS + L (0-5) */
+export const COUNT_LAYOUTS = 7;
+const COUNT_SLOTS = 13;
+
+/**
+ * A job's result: its blocks written out and summarised, in raster order, and the exact decode
+ * of its tensor rows. Flat arrays only, so a worker hands it back without structured-cloning a
+ * leaf object (tens of thousands per job on heavy-tailed data); the main thread, which joins
+ * the jobs' bytes, then touches one view per block.
+ */
 export interface EncodedRows {
-  blocks: BlockOut[];
+  /**
+   * v2: each block's record (writeV2Record), concatenated; v1: each block's payload
+   * (V1_PAYLOAD_BYTES, T158's upper half zero), concatenated
+   */
+  bytes: Uint8Array;
+  /** v2: bytes of each block's record (v1: every payload is V1_PAYLOAD_BYTES) */
+  recordBytes: Int32Array;
+  /** v1: per block scale bits, bias bits, mode and ERROR_HINT (0 / 1) */
+  v1Headers: Int32Array;
+  /** per block: the sum over its leaves of LWE * leaf area (TensorStats.lwe) */
+  lweArea: Float64Array;
+  /** integer counts, see COUNT_* */
+  counts: Float64Array;
+  /**
+   * per tile row: the sum of w^2 and of (w - decoded)^2 over its real weights, in index order
+   * (TensorStats.snrDb; tile-row sums added in order give the same totals for any job split)
+   */
+  signalError: Float64Array;
   decoded: Float32Array;
 }
 
@@ -63,135 +93,108 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
   const [, cols] = job.shape;
   const { tilesX } = tilesOf(job.shape);
   const rowsInData = job.data.length / cols;
-  const out: BlockOut[] = [];
+  const blockCount = (job.tileRowEnd - job.tileRowStart) * tilesX;
+  const v1 = job.profile === "v1";
+  const records: Uint8Array[] = [];
+  const recordBytes = new Int32Array(v1 ? 0 : blockCount);
+  const v1Headers = new Int32Array(v1 ? 4 * blockCount : 0);
+  const v1Payloads = new Uint8Array(v1 ? V1_PAYLOAD_BYTES * blockCount : 0);
+  const lweArea = new Float64Array(blockCount);
+  const counts = new Float64Array(COUNT_SLOTS);
+  const signalError = new Float64Array(2 * (job.tileRowEnd - job.tileRowStart));
+  const decoded = decodedInto ?? new Float32Array(job.data.length);
+  if (decoded.length !== job.data.length) throw new RangeError(`encodeBlockRows: ${decoded.length} decoded values for ${job.data.length} weights`);
   const block = new Float64Array(MACROBLOCK * MACROBLOCK);
+  let b = 0;
+  let total = 0;
   for (let ty = job.tileRowStart; ty < job.tileRowEnd; ty++) {
-    for (let bx = 0; bx < tilesX; bx++) {
+    for (let bx = 0; bx < tilesX; bx++, b++) {
       extractBlock(job.data, cols, rowsInData, (ty - job.tileRowStart) * MACROBLOCK, bx, block);
-      if (job.profile === "v1") {
+      let out: BlockOut;
+      if (v1) {
         const f = fitLeaf(block, MACROBLOCK, job.fit);
         const c = f.chosen;
-        out.push({ layout: -1, leaves: [{ y: 0, x: 0, size: 64, mode: c.mode, scaleBits: c.scaleBits, biasBits: c.biasBits, errorHint: f.errorHint, codes: c.codes, sse: c.sse, lwe: c.lwe }] });
-        continue;
-      }
-      // the threshold policy reads only the chosen candidates' errors
-      const fitter = new MacroblockFitter(block, job.fit, !job.rd);
-      if (job.rd) {
-        const local = (ty - job.tileRowStart) * tilesX + bx;
-        const choice = decideRd(job.rd.stats, local * 3 * NODES_PER_BLOCK, job.rd.lambda);
-        out.push(blockFromLeaves(leavesOfRd(fitter, choice)));
+        out = { layout: -1, leaves: [{ y: 0, x: 0, size: 64, mode: c.mode, scaleBits: c.scaleBits, biasBits: c.biasBits, errorHint: f.errorHint, codes: c.codes, sse: c.sse, lwe: c.lwe }] };
+        v1Headers.set([c.scaleBits, c.biasBits, c.mode, +f.errorHint], 4 * b);
+        packCodes(c.mode, c.codes, v1Payloads.subarray(V1_PAYLOAD_BYTES * b, V1_PAYLOAD_BYTES * (b + 1)));
       } else {
-        out.push(blockFromLeaves(leavesOfNode(decideByThreshold(fitter, job.quadtree, job.tensorPower))));
+        // the threshold policy reads only the chosen candidates' errors
+        const fitter = new MacroblockFitter(block, job.fit, !job.rd);
+        if (job.rd) {
+          const local = (ty - job.tileRowStart) * tilesX + bx;
+          out = blockFromLeaves(leavesOfRd(fitter, decideRd(job.rd.stats, local * 3 * NODES_PER_BLOCK, job.rd.lambda)));
+        } else {
+          out = blockFromLeaves(leavesOfNode(decideByThreshold(fitter, job.quadtree, job.tensorPower)));
+        }
+        const record = writeV2Record({ layout: out.layout as 0, ...(out.tree ? { tree: out.tree } : {}), leaves: out.leaves }, b);
+        records.push(record);
+        recordBytes[b] = record.length;
+        total += record.length;
+        counts[COUNT_LAYOUTS + out.layout]!++;
       }
+      let lwe = 0;
+      for (const l of out.leaves) {
+        const area = l.size * l.size;
+        lwe += l.lwe * area;
+        counts[l.mode]! += area;
+        counts[COUNT_LEAVES + 29 - Math.clz32(l.size)]!++;
+      }
+      lweArea[b] = lwe;
+      // decoded here, in the job's thread, rather than on the main thread after all jobs
+      reconstructBlock(out, ty - job.tileRowStart, bx, [rowsInData, cols], decoded);
+    }
+    const first = (ty - job.tileRowStart) * MACROBLOCK * cols;
+    const end = Math.min(first + MACROBLOCK * cols, job.data.length);
+    let sig = 0;
+    let err = 0;
+    for (let i = first; i < end; i++) {
+      const w = job.data[i]!;
+      const d = w - decoded[i]!;
+      sig += w * w;
+      err += d * d;
+    }
+    signalError[2 * (ty - job.tileRowStart)] = sig;
+    signalError[2 * (ty - job.tileRowStart) + 1] = err;
+  }
+  let bytes = v1Payloads;
+  if (!v1) {
+    bytes = new Uint8Array(total);
+    let at = 0;
+    for (const r of records) {
+      bytes.set(r, at);
+      at += r.length;
     }
   }
-  // decoded here, in the job's thread, rather than on the main thread after all jobs
-  return { blocks: out, decoded: reconstruct(out, [rowsInData, cols], tilesX, decodedInto) };
+  return { bytes, recordBytes, v1Headers, lweArea, counts, signalError, decoded };
 }
 
-/** Doubles per leaf in a packed result: y, x, size, mode, scaleBits, biasBits, errorHint, sse, lwe. */
-const PACKED_LEAF = 9;
+/** Code + 8 -> decoded value of the leaf being written (reconstructBlock). */
+const leafValues = new Float32Array(16);
 
 /**
- * A job's result in four flat arrays, for a worker to hand back: structured-cloning the leaf
- * objects (tens of thousands per job on heavy-tailed data, each with its own codes buffer) cost
- * the main thread about as much time as the fits, so worker threads did not speed encodes up.
- * The codes come back already packed into payloads, so the main thread, which writes the
- * container alone, only copies them.
+ * The exact decode of one block's leaves (DECISIONS.md section 2 arithmetic) into `out`, a
+ * row-major `shape` whose tile row `by` (counted from its first row) and tile column `bx` the
+ * block is, cropped to it. Each leaf's 16 possible values are computed once; a Float32Array
+ * store rounds S * q + B to float32 once, as the decoders do. Leaves cover every element, so
+ * `out` needs no clearing.
  */
-export interface PackedRows {
-  /** leaves per block */
-  counts: Int32Array;
-  /** PACKED_LEAF doubles per leaf, blocks in order, each block's leaves in order */
-  leaves: Float64Array;
-  /** every leaf's payload (spec 22.6 packing, payloadBytes(size, mode) each), concatenated in the same order */
-  payloads: Uint8Array;
-  decoded: Float32Array;
-}
-
-export function packRows(r: EncodedRows): PackedRows {
-  let leafCount = 0;
-  let payloadCount = 0;
-  for (const b of r.blocks) {
-    leafCount += b.leaves.length;
-    for (const l of b.leaves) payloadCount += payloadBytes(l.size, l.mode);
-  }
-  const counts = new Int32Array(r.blocks.length);
-  const leaves = new Float64Array(leafCount * PACKED_LEAF);
-  const payloads = new Uint8Array(payloadCount);
-  let at = 0;
-  let payloadAt = 0;
-  r.blocks.forEach((b, i) => {
-    counts[i] = b.leaves.length;
-    for (const l of b.leaves) {
-      leaves.set([l.y, l.x, l.size, l.mode, l.scaleBits, l.biasBits, +l.errorHint, l.sse, l.lwe], at);
-      at += PACKED_LEAF;
-      const bytes = payloadBytes(l.size, l.mode);
-      packCodes(l.mode, codesOf(l), payloads.subarray(payloadAt, payloadAt + bytes));
-      payloadAt += bytes;
-    }
-  });
-  return { counts, leaves, payloads, decoded: r.decoded };
-}
-
-/** The blocks of a packed result; leaves' payloads are views into its one payloads array. */
-export function unpackRows(p: PackedRows, profile: "v1" | "v2"): EncodedRows {
-  const blocks: BlockOut[] = [];
-  let at = 0;
-  let payloadAt = 0;
-  for (const count of p.counts) {
-    const leaves: LeafOut[] = [];
-    for (let k = 0; k < count; k++, at += PACKED_LEAF) {
-      const f = p.leaves;
-      const size = f[at + 2]!;
-      const mode = f[at + 3] as Mode;
-      const bytes = payloadBytes(size, mode);
-      const payload = p.payloads.subarray(payloadAt, payloadAt + bytes);
-      payloadAt += bytes;
-      leaves.push({ y: f[at]!, x: f[at + 1]!, size, mode, scaleBits: f[at + 4]!, biasBits: f[at + 5]!, errorHint: f[at + 6] === 1, payload, sse: f[at + 7]!, lwe: f[at + 8]! });
-    }
-    // the layout and tree follow from the leaves (uniform leaves are already in raster order)
-    blocks.push(profile === "v1" ? { layout: -1, leaves } : blockFromLeaves(leaves));
-  }
-  return { blocks, decoded: p.decoded };
-}
-
-/** A fitted leaf's codes (leaves that came back from a worker carry a packed payload instead). */
-function codesOf(l: LeafOut): Int8Array {
-  if (!l.codes) throw new Error(`leaf at (${l.y}, ${l.x}) has no codes (a packed payload only)`);
-  return l.codes;
-}
-
-/**
- * The exact decode of leaves (DECISIONS.md section 2 arithmetic): blocks in raster order from
- * tile row 0 of `shape`, cropped to it. Each leaf's 16 possible values are computed once; a
- * Float32Array store rounds S * q + B to float32 once, as the decoders do.
- */
-export function reconstruct(blocks: readonly BlockOut[], shape: Shape, tilesX: number, into?: Float32Array): Float32Array {
+export function reconstructBlock(block: BlockOut, by: number, bx: number, shape: Shape, out: Float32Array): void {
   const [rows, cols] = shape;
-  // the leaves cover every element of `shape`, so `into` needs no clearing
-  const out = into ?? new Float32Array(rows * cols);
-  if (out.length !== rows * cols) throw new RangeError(`reconstruct: ${out.length} values for a ${rows}x${cols} output`);
-  const values = new Float32Array(16); // indexed by code + 8
-  for (let b = 0; b < blocks.length; b++) {
-    const by = Math.floor(b / tilesX);
-    const bx = b % tilesX;
-    for (const l of blocks[b]!.leaves) {
-      const codes = codesOf(l);
-      const S = halfToFloat(l.scaleBits);
-      const B = halfToFloat(l.biasBits);
-      for (let q = -8; q < 8; q++) values[q + 8] = S * q + B;
-      const r0 = by * MACROBLOCK + l.y;
-      const c0 = bx * MACROBLOCK + l.x;
-      const rowEnd = Math.min(r0 + l.size, rows);
-      const width = Math.min(c0 + l.size, cols) - c0;
-      for (let r = r0, k = 0; r < rowEnd; r++, k += l.size) {
-        const o = r * cols + c0;
-        for (let j = 0; j < width; j++) out[o + j] = values[codes[k + j]! + 8]!;
-      }
+  const values = leafValues;
+  for (const l of block.leaves) {
+    const codes = l.codes;
+    const S = halfToFloat(l.scaleBits);
+    const B = halfToFloat(l.biasBits);
+    for (let q = -8; q < 8; q++) values[q + 8] = S * q + B;
+    const r0 = by * MACROBLOCK + l.y;
+    const c0 = bx * MACROBLOCK + l.x;
+    const rowEnd = Math.min(r0 + l.size, rows);
+    const width = Math.min(c0 + l.size, cols) - c0;
+    for (let r = r0, k = 0; r < rowEnd; r++, k += l.size) {
+      const o = r * cols + c0;
+      for (let j = 0; j < width; j++) out[o + j] = values[codes[k + j]! + 8]!;
     }
   }
-  return out;
 }
 
 /** Rate-control statistics of every node of every block in the job (errors relative to tensor power). */

@@ -3,7 +3,7 @@
  * output never depends on which thread finished first.
  */
 import { Worker } from "node:worker_threads";
-import { encodeBlockRows, statsBlockRows, unpackRows, type BlockJob, type EncodedRows, type PackedRows } from "./blocks.js";
+import { encodeBlockRows, statsBlockRows, type BlockJob, type EncodedRows } from "./blocks.js";
 
 // Under vitest the sources are .ts; workers need the built JavaScript.
 const workerUrl = new URL(import.meta.url.endsWith(".ts") ? "../dist/worker.js" : "./worker.js", import.meta.url);
@@ -50,9 +50,7 @@ export class WorkerPool {
   run<K extends Kind>(kind: K, job: BlockJob): Promise<K extends "stats" ? Float64Array : EncodedRows> {
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
-      // encode results come back packed (see PackedRows)
-      const done = (v: unknown): void => (resolve as (v: unknown) => void)(kind === "encode" ? unpackRows(v as PackedRows, job.profile) : v);
-      this.pending.set(id, { resolve: done, reject });
+      this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       this.queue.push({ kind, job, id });
       this.pump();
     });

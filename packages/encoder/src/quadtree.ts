@@ -58,12 +58,8 @@ export interface LeafOut {
   scaleBits: number;
   biasBits: number;
   errorHint: boolean;
-  /**
-   * Exactly one of the two: the codes where the leaf was fitted in this thread, or its payload
-   * already packed (spec 22.6) where it came back from a worker (see PackedRows).
-   */
-  codes?: Int8Array;
-  payload?: Uint8Array;
+  /** in row-major leaf order */
+  codes: Int8Array;
   sse: number;
   lwe: number;
 }

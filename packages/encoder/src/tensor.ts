@@ -1,10 +1,9 @@
 /** Encode one 2-D float32 tensor to a v1 or v2 container, with statistics and its exact decode. */
-import { LAYOUT_NAMES, MACROBLOCK, Sgfp4Error, align16, writeV1, writeV2, type Shape } from "@sgfp4/format";
-import type { BlockJob } from "./blocks.js";
-import { tilesOf } from "./blocks.js";
+import { LAYOUT_NAMES, MACROBLOCK, Sgfp4Error, V1_PAYLOAD_BYTES, align16, assembleV2, writeV1, type Shape } from "@sgfp4/format";
+import { COUNT_LAYOUTS, COUNT_LEAVES, COUNT_T158_WEIGHTS, COUNT_FP4_WEIGHTS, tilesOf, type BlockJob, type EncodedRows } from "./blocks.js";
 import { DEFAULT_FIT_OPTIONS, type FitOptions } from "./fit.js";
 import { runChunks, type WorkerPool } from "./parallel.js";
-import { DEFAULT_QUADTREE_OPTIONS, NODES_PER_BLOCK, decideRd, type BlockOut, type QuadtreeOptions } from "./quadtree.js";
+import { DEFAULT_QUADTREE_OPTIONS, NODES_PER_BLOCK, decideRd, type QuadtreeOptions } from "./quadtree.js";
 
 export interface EncodeOptions {
   profile?: "v1" | "v2";
@@ -189,60 +188,70 @@ export async function encodeTensorWith(data: Float32Array, shape: Shape, opts: E
     return decoded.subarray(start, start + job.data.length);
   };
   const parts = await runChunks("encode", jobs, opts.pool, (done) => opts.onProgress?.(done, jobs.length), rowsOf);
-  const blocks = parts.flatMap((p) => p.blocks);
   let at = 0;
   for (const p of parts) {
     if (p.decoded.buffer !== decoded.buffer) decoded.set(p.decoded, at);
     at += p.decoded.length;
   }
-  const bytes =
-    profile === "v1"
-      ? writeV1({ shape, blocks: blocks.map((b) => { const l = b.leaves[0]!; return { mode: l.mode, scaleBits: l.scaleBits, biasBits: l.biasBits, errorHint: l.errorHint, ...codesOrPayload(l) }; }) })
-      : writeV2({ shape, records: blocks.map((b) => ({ layout: b.layout as 0, ...(b.tree ? { tree: b.tree } : {}), leaves: b.leaves.map((l) => ({ mode: l.mode, scaleBits: l.scaleBits, biasBits: l.biasBits, ...codesOrPayload(l) })) })) });
-  return { bytes, decoded, stats: { ...measureStats(data, decoded, blocks, bytes.length, profile), ...(lambda !== undefined ? { lambda } : {}) } };
+  const bytes = profile === "v1" ? joinV1(shape, parts) : assembleV2(shape, parts.flatMap(recordsOf));
+  return { bytes, decoded, stats: { ...measureStats(data.length, parts, bytes.length, profile), ...(lambda !== undefined ? { lambda } : {}) } };
 }
 
-/** What the writer takes for a leaf: a worker's packed payload, or the codes of a leaf fitted here. */
-function codesOrPayload(l: BlockOut["leaves"][number]): { codes: Int8Array } | { payload: Uint8Array } {
-  return l.payload ? { payload: l.payload } : { codes: l.codes! };
+/** A v2 job's records: views of its bytes, one per block. */
+function recordsOf(p: EncodedRows): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let at = 0;
+  for (const length of p.recordBytes) {
+    out.push(p.bytes.subarray(at, at + length));
+    at += length;
+  }
+  return out;
 }
 
-function measureStats(data: Float32Array, decoded: Float32Array, blocks: readonly BlockOut[], bytes: number, profile: "v1" | "v2"): TensorStats {
+/** The v1 stream of the jobs' blocks (their payloads already packed). */
+function joinV1(shape: Shape, parts: readonly EncodedRows[]): Uint8Array {
+  const blocks = parts.flatMap((p) =>
+    Array.from({ length: p.v1Headers.length / 4 }, (_, b) => {
+      const h = p.v1Headers.subarray(4 * b, 4 * b + 4);
+      return { scaleBits: h[0]!, biasBits: h[1]!, mode: h[2] as 0 | 1, errorHint: h[3] === 1, payload: p.bytes.subarray(V1_PAYLOAD_BYTES * b, V1_PAYLOAD_BYTES * (b + 1)) };
+    }),
+  );
+  return writeV1({ shape, blocks });
+}
+
+/** The tensor's statistics from its jobs' summaries (the jobs measured their own rows). */
+function measureStats(weights: number, parts: readonly EncodedRows[], bytes: number, profile: "v1" | "v2"): TensorStats {
+  // integer counts: the same totals in any order; the sums per block or tile row in raster
+  // order, so the same numbers whatever the job split
+  const counts = new Float64Array(parts[0]?.counts.length ?? 0);
+  let lweSum = 0;
   let sig = 0;
   let err = 0;
-  for (let i = 0; i < data.length; i++) {
-    const w = data[i]!;
-    const d = w - decoded[i]!;
-    sig += w * w;
-    err += d * d;
-  }
-  const modeWeights: [number, number] = [0, 0];
-  // counted by number, named at the end (a string key per leaf cost more than the rest of this pass on heavy-tailed tensors)
-  const layoutCounts: number[] = [];
-  const sizeCounts: number[] = [];
-  let lweSum = 0;
-  let area = 0;
-  for (const b of blocks) {
-    if (b.layout >= 0) layoutCounts[b.layout] = (layoutCounts[b.layout] ?? 0) + 1;
-    for (const l of b.leaves) {
-      const a = l.size * l.size;
-      modeWeights[l.mode] += a;
-      sizeCounts[l.size] = (sizeCounts[l.size] ?? 0) + 1;
-      lweSum += l.lwe * a;
-      area += a;
+  for (const p of parts) {
+    p.counts.forEach((c, k) => (counts[k] = counts[k]! + c));
+    for (const x of p.lweArea) lweSum += x;
+    for (let t = 0; t < p.signalError.length; t += 2) {
+      sig += p.signalError[t]!;
+      err += p.signalError[t + 1]!;
     }
   }
+  const modeWeights: [number, number] = [counts[COUNT_FP4_WEIGHTS]!, counts[COUNT_T158_WEIGHTS]!];
+  const area = modeWeights[0] + modeWeights[1];
+  const layoutCounts: number[] = [];
+  const sizeCounts: number[] = [];
+  if (profile === "v2") for (let layout = 0; layout < 6; layout++) if (counts[COUNT_LAYOUTS + layout]) layoutCounts[layout] = counts[COUNT_LAYOUTS + layout]!;
+  for (let k = 0; k < 5; k++) if (counts[COUNT_LEAVES + k]) sizeCounts[4 << k] = counts[COUNT_LEAVES + k]!;
   const layouts: Record<string, number> = {};
   layoutCounts.forEach((count, layout) => (layouts[LAYOUT_NAMES[layout as 0]!] = count));
   const leafSizes: Record<string, number> = {};
   sizeCounts.forEach((count, size) => (leafSizes[String(size)] = count));
   return {
     profile,
-    weights: data.length,
+    weights,
     bytes,
-    bitsPerWeight: (bytes * 8) / data.length,
+    bitsPerWeight: (bytes * 8) / weights,
     snrDb: err === 0 ? Infinity : sig === 0 ? -Infinity : 10 * Math.log10(sig / err),
-    mse: err / data.length,
+    mse: err / weights,
     lwe: lweSum / area,
     modeWeights,
     layouts,

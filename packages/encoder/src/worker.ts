@@ -1,6 +1,6 @@
 /** Worker-thread entry: runs block jobs for the pool in parallel.ts. */
 import { parentPort } from "node:worker_threads";
-import { encodeBlockRows, packRows, statsBlockRows, type BlockJob } from "./blocks.js";
+import { encodeBlockRows, statsBlockRows, type BlockJob } from "./blocks.js";
 
 parentPort!.on("message", (msg: { id: number; kind: "encode" | "stats"; job: BlockJob }) => {
   try {
@@ -8,8 +8,8 @@ parentPort!.on("message", (msg: { id: number; kind: "encode" | "stats"; job: Blo
       const stats = statsBlockRows(msg.job);
       parentPort!.postMessage({ id: msg.id, result: stats }, [stats.buffer as ArrayBuffer]);
     } else {
-      const result = packRows(encodeBlockRows(msg.job));
-      parentPort!.postMessage({ id: msg.id, result }, [result.counts, result.leaves, result.payloads, result.decoded].map((a) => a.buffer as ArrayBuffer));
+      const r = encodeBlockRows(msg.job);
+      parentPort!.postMessage({ id: msg.id, result: r }, [r.bytes, r.recordBytes, r.v1Headers, r.lweArea, r.counts, r.signalError, r.decoded].map((a) => a.buffer as ArrayBuffer));
     }
   } catch (e) {
     parentPort!.postMessage({ id: msg.id, error: (e as Error).message });

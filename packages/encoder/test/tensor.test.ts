@@ -1,5 +1,5 @@
 import { decode } from "@sgfp4/cpu-decoder";
-import { LAYOUT, parse, sha256Hex, type Shape } from "@sgfp4/format";
+import { LAYOUT, LAYOUT_NAMES, leafAt, parse, sha256Hex, type Shape } from "@sgfp4/format";
 import { afterAll, describe, expect, it } from "vitest";
 import { WorkerPool } from "../src/parallel.js";
 import { FAMILIES, synthetic } from "../src/random.js";
@@ -102,8 +102,8 @@ describe("determinism", () => {
     await pool3.close();
   });
   it("same bytes, decode and statistics for any thread count (v1, v2, rate control)", async () => {
-    // student-t: MIXED records with many leaves cross the threads packed (PackedRows); ternary
-    // values with a little noise: T158 leaves, whose payloads are packed differently
+    // student-t: MIXED records with many leaves, written in the worker threads; ternary values
+    // with a little noise: T158 leaves, whose payloads are packed differently
     const ternary = new Float32Array(300 * 200).map((_, i) => ((i * 7919) % 3) - 1 + (((i * 104729) % 201) - 100) * 1e-4);
     for (const [family, data] of [["row-scale", synthetic("row-scale", 300, 200, 11)], ["student-t", synthetic("student-t", 300, 200, 11)], ["ternary", ternary]] as const) {
       for (const opts of [{ profile: "v1" as const }, { profile: "v2" as const }, { profile: "v2" as const, bpw: 3 }]) {
@@ -118,6 +118,39 @@ describe("determinism", () => {
       }
     }
   }, 60_000); // 3 inputs x 3 settings x 3 thread counts: ~5 s on a loaded 2-core machine
+  it("statistics match the container and the decode, with and without threads", async () => {
+    const shape: Shape = [300, 200];
+    for (const data of [synthetic("student-t", 300, 200, 12), synthetic("gaussian", 300, 200, 12)]) {
+      for (const profile of ["v1", "v2"] as const) {
+        for (const pool of [undefined, pool3]) {
+          const r = await encodeTensor(data, shape, { profile, ...(pool ? { pool } : {}) });
+          const c = parse(r.bytes, { profile, shape });
+          let sig = 0;
+          let err = 0;
+          data.forEach((w, i) => {
+            sig += w * w;
+            err += (w - r.decoded[i]!) ** 2;
+          });
+          expect(r.stats.snrDb).toBeCloseTo(10 * Math.log10(sig / err), 9);
+          expect(r.stats.mse).toBeCloseTo(err / data.length, 12);
+          expect(r.stats.bitsPerWeight).toBe((r.bytes.length * 8) / data.length);
+          const sizes: Record<string, number> = {};
+          const modeWeights = [0, 0];
+          for (let i = 0; i < c.leafCount; i++) {
+            const l = leafAt(c, i);
+            sizes[l.size] = (sizes[l.size] ?? 0) + 1;
+            modeWeights[l.mode]! += l.size * l.size;
+          }
+          expect(r.stats.leafSizes).toEqual(sizes);
+          expect(r.stats.modeWeights).toEqual(modeWeights);
+          const layouts: Record<string, number> = {};
+          if (profile === "v2") for (const b of c.blocks) layouts[LAYOUT_NAMES[b.layout as 0]!] = (layouts[LAYOUT_NAMES[b.layout as 0]!] ?? 0) + 1;
+          expect(r.stats.layouts).toEqual(layouts);
+          expect(r.stats.lwe).toBeGreaterThan(0);
+        }
+      }
+    }
+  }, 60_000);
   it("pinned sha256 of fixed inputs", async () => {
     const pins: Record<string, string> = {};
     for (const family of ["gaussian", "student-t", "low-rank"] as const) {

@@ -149,52 +149,82 @@ function recordLeafSizes(rec: V2RecordSpec, r: number): { size: number }[] {
   return Array.from({ length: (MACROBLOCK / size) ** 2 }, () => ({ size }));
 }
 
-export function writeV2(spec: V2Spec): Uint8Array {
-  const { blockCount: B } = tiling(spec.shape);
-  if (spec.records.length !== B) fail(`shape needs ${B} records, got ${spec.records.length}`);
-  // First pass: sizes, so the stream is allocated once.
-  const base = align16(16 + 4 * B);
-  const plans = spec.records.map((rec, r) => {
-    const sizes = recordLeafSizes(rec, r);
-    if (rec.leaves.length !== sizes.length) fail(`record ${r}: layout has ${sizes.length} leaves, got ${rec.leaves.length}`);
-    const headerBytes = align16((rec.layout === LAYOUT.MIXED ? 16 : 4) + 4 * sizes.length);
-    const payloadTotal = rec.leaves.reduce((s, l, i) => s + align16(payloadBytes(sizes[i]!.size, l.mode)), 0);
-    const gap = rec.gapBefore ?? 0;
-    if (gap % 16 !== 0 || gap < 0) fail(`record ${r}: gapBefore must be a non-negative multiple of 16`);
-    return { sizes, headerBytes, bytes: headerBytes + payloadTotal, gap };
+/**
+ * One v2 record's bytes as a stream holds them: layout word, split map (MIXED), leaf headers,
+ * then the payloads, each part zero-padded to 16 bytes. Records are independent, so they can be
+ * written apart (the encoder's worker threads do) and joined with assembleV2. `r` numbers the
+ * record in error messages.
+ */
+export function writeV2Record(rec: V2RecordSpec, r = 0): Uint8Array {
+  const sizes = recordLeafSizes(rec, r);
+  if (rec.leaves.length !== sizes.length) fail(`record ${r}: layout has ${sizes.length} leaves, got ${rec.leaves.length}`);
+  const headerBytes = align16((rec.layout === LAYOUT.MIXED ? 16 : 4) + 4 * sizes.length);
+  let total = headerBytes;
+  for (let i = 0; i < sizes.length; i++) total += align16(payloadBytes(sizes[i]!.size, rec.leaves[i]!.mode));
+  const out = new Uint8Array(total);
+  const dv = new DataView(out.buffer);
+  dv.setUint32(0, rec.layout, true);
+  let h = 4;
+  if (rec.layout === LAYOUT.MIXED) {
+    const { map } = encodeTree(rec.tree!);
+    map.forEach((w, i) => dv.setUint32(4 + 4 * i, w, true));
+    h += 12;
+  }
+  let p = headerBytes;
+  rec.leaves.forEach((leaf, i) => {
+    const where = `record ${r} leaf ${i}`;
+    checkHalf(leaf.scaleBits, `${where}: scale`);
+    checkHalf(leaf.biasBits, `${where}: bias`);
+    if (leaf.biasBits & 0xf) fail(`${where}: v2 bias 0x${leaf.biasBits.toString(16)} has low 4 bits set; round it to the 0xFFF0 mask first`);
+    if (leaf.mode !== MODE_FP4 && leaf.mode !== MODE_T158) fail(`${where}: mode must be 0 or 1`);
+    dv.setUint32(h + 4 * i, ((leaf.scaleBits << 16) | leaf.biasBits | leaf.mode) >>> 0, true);
+    const size = sizes[i]!.size;
+    out.set(leafPayload(leaf, size, where), p);
+    p += align16(payloadBytes(size, leaf.mode));
   });
-  const total = base + plans.reduce((s, p) => s + p.gap + p.bytes, 0) + (spec.trailing?.length ?? 0);
+  return out;
+}
+
+/**
+ * A v2 stream from its records' bytes (each as writeV2Record writes it), one per block in
+ * raster order: header, offset table, records packed in order.
+ */
+export function assembleV2(shape: Shape, records: readonly Uint8Array[]): Uint8Array {
+  return assemble(shape, records);
+}
+
+function assemble(shape: Shape, records: readonly Uint8Array[], gaps?: readonly number[], trailing?: Uint8Array): Uint8Array {
+  const { blockCount: B } = tiling(shape);
+  if (records.length !== B) fail(`shape needs ${B} records, got ${records.length}`);
+  const base = align16(16 + 4 * B);
+  let total = base + (trailing?.length ?? 0);
+  records.forEach((rec, r) => {
+    if (rec.length % 16 !== 0) fail(`record ${r}: ${rec.length} bytes is not a multiple of 16`);
+    total += (gaps?.[r] ?? 0) + rec.length;
+  });
   const out = new Uint8Array(total);
   const dv = new DataView(out.buffer);
   out.set(MAGIC, 0);
   out[4] = 2;
   dv.setUint32(5, B, true);
   let at = base;
-  spec.records.forEach((rec, r) => {
-    const plan = plans[r]!;
-    at += plan.gap;
+  records.forEach((rec, r) => {
+    at += gaps?.[r] ?? 0;
     dv.setUint32(16 + 4 * r, at - base, true);
-    dv.setUint32(at, rec.layout, true);
-    let h = at + 4;
-    if (rec.layout === LAYOUT.MIXED) {
-      const { map } = encodeTree(rec.tree!);
-      map.forEach((w, i) => dv.setUint32(at + 4 + 4 * i, w, true));
-      h += 12;
-    }
-    let p = at + plan.headerBytes;
-    rec.leaves.forEach((leaf, i) => {
-      const where = `record ${r} leaf ${i}`;
-      checkHalf(leaf.scaleBits, `${where}: scale`);
-      checkHalf(leaf.biasBits, `${where}: bias`);
-      if (leaf.biasBits & 0xf) fail(`${where}: v2 bias 0x${leaf.biasBits.toString(16)} has low 4 bits set; round it to the 0xFFF0 mask first`);
-      if (leaf.mode !== MODE_FP4 && leaf.mode !== MODE_T158) fail(`${where}: mode must be 0 or 1`);
-      dv.setUint32(h + 4 * i, ((leaf.scaleBits << 16) | leaf.biasBits | leaf.mode) >>> 0, true);
-      const size = plan.sizes[i]!.size;
-      out.set(leafPayload(leaf, size, where), p);
-      p += align16(payloadBytes(size, leaf.mode));
-    });
-    at += plan.bytes;
+    out.set(rec, at);
+    at += rec.length;
   });
-  if (spec.trailing) out.set(spec.trailing, at);
+  if (trailing) out.set(trailing, at);
   return out;
+}
+
+export function writeV2(spec: V2Spec): Uint8Array {
+  const { blockCount: B } = tiling(spec.shape);
+  if (spec.records.length !== B) fail(`shape needs ${B} records, got ${spec.records.length}`);
+  const gaps = spec.records.map((rec, r) => {
+    const gap = rec.gapBefore ?? 0;
+    if (gap % 16 !== 0 || gap < 0) fail(`record ${r}: gapBefore must be a non-negative multiple of 16`);
+    return gap;
+  });
+  return assemble(spec.shape, spec.records.map(writeV2Record), gaps, spec.trailing);
 }

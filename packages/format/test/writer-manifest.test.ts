@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { isSgfp4Error } from "../src/errors.js";
 import { decodedSha256, parseManifest, serializeManifest, sha256Hex, verifyManifest, type Manifest } from "../src/manifest.js";
-import { encodeTree, packCodes, writeV2 } from "../src/writer.js";
+import { assembleV2, encodeTree, packCodes, writeV2, writeV2Record, type V2RecordSpec } from "../src/writer.js";
 
 describe("code packing (spec 22.6)", () => {
   it("FP4: code i in bits 4*(i mod 8) of word i/8, two's complement nibbles", () => {
@@ -18,6 +18,24 @@ describe("code packing (spec 22.6)", () => {
   it("refuses codes out of range instead of wrapping them", () => {
     expect(() => packCodes(0, [8], new Uint8Array(1))).toThrow(/outside/);
     expect(() => packCodes(1, [2], new Uint8Array(1))).toThrow(/T158/);
+  });
+});
+
+describe("records written apart (the encoder's worker threads)", () => {
+  const leaf = (size: number, mode: 0 | 1, seed: number) => ({ mode, scaleBits: 0x3c00 + seed, biasBits: 0x0010 * seed, codes: Array.from({ length: size * size }, (_, i) => (mode === 0 ? ((i * 5 + seed) % 16) - 8 : ((i + seed) % 3) - 1)) });
+  const records: V2RecordSpec[] = [
+    { layout: 0, leaves: [leaf(64, 0, 1)] },
+    { layout: 4, tree: [["leaf", "leaf", "leaf", "leaf"], "leaf", "leaf", "leaf"], leaves: [leaf(16, 1, 2), leaf(16, 0, 3), leaf(16, 0, 4), leaf(16, 1, 5), leaf(32, 0, 6), leaf(32, 1, 7), leaf(32, 0, 8)] },
+  ];
+  it("assembleV2 of writeV2Record outputs is writeV2's stream, byte for byte", () => {
+    const parts = records.map((r, i) => writeV2Record(r, i));
+    for (const p of parts) expect(p.length % 16).toBe(0);
+    expect(Buffer.from(assembleV2([64, 128], parts)).equals(Buffer.from(writeV2({ shape: [64, 128], records })))).toBe(true);
+  });
+  it("assembleV2 refuses a wrong record count or a record that is not a multiple of 16 bytes", () => {
+    const parts = records.map((r, i) => writeV2Record(r, i));
+    expect(() => assembleV2([64, 192], parts)).toThrow(/needs 3 records/);
+    expect(() => assembleV2([64, 128], [parts[0]!, parts[1]!.subarray(0, 40)])).toThrow(/multiple of 16/);
   });
 });
 
