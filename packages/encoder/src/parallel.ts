@@ -39,11 +39,17 @@ export class WorkerPool {
     }
   }
 
+  /**
+   * Hands queued jobs to idle workers. A job's rows are copied here, when a worker takes it, and
+   * the copy is transferred: the copying of later jobs overlaps the work on earlier ones instead
+   * of delaying every worker's start (a job may hold a view of the caller's tensor).
+   */
   private pump(): void {
     while (this.idle.length && this.queue.length) {
       const w = this.idle.pop()!;
       const t = this.queue.shift()!;
-      w.postMessage({ id: t.id, kind: t.kind, job: t.job }, [t.job.data.buffer as ArrayBuffer]);
+      const job = { ...t.job, data: t.job.data.slice() };
+      w.postMessage({ id: t.id, kind: t.kind, job }, [job.data.buffer as ArrayBuffer]);
     }
   }
 
@@ -61,13 +67,19 @@ export class WorkerPool {
   }
 }
 
-/** Run one kind of job over row chunks, in a pool or inline; results in chunk order. */
+/**
+ * Run one kind of job over row chunks, in a pool or inline; results in chunk order. Jobs may hold
+ * views of the caller's tensor (a pool copies each job's rows as a worker takes it).
+ */
 export async function runChunks<K extends Kind>(
   kind: K,
   jobs: BlockJob[],
   pool: WorkerPool | undefined,
   onChunk?: (done: number) => void,
-  /** encode jobs run inline decode into this (see encodeBlockRows) */
+  /**
+   * where each encode job's decode goes (job.data.length values): jobs run inline decode into it,
+   * a worker's rows are copied into it as they arrive (while other workers still run)
+   */
   decodedInto?: (job: BlockJob) => Float32Array,
 ): Promise<(K extends "stats" ? Float64Array : EncodedRows)[]> {
   type R = K extends "stats" ? Float64Array : EncodedRows;
@@ -83,6 +95,12 @@ export async function runChunks<K extends Kind>(
   return Promise.all(
     jobs.map((job) =>
       pool.run(kind, job).then((r) => {
+        if (kind === "encode" && decodedInto) {
+          const rows = (r as EncodedRows).decoded;
+          const into = decodedInto(job);
+          into.set(rows);
+          (r as EncodedRows).decoded = into;
+        }
         onChunk?.(++done);
         return r as R;
       }),

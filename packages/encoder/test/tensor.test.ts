@@ -3,7 +3,7 @@ import { LAYOUT, LAYOUT_NAMES, leafAt, parse, sha256Hex, type Shape } from "@sgf
 import { afterAll, describe, expect, it } from "vitest";
 import { WorkerPool } from "../src/parallel.js";
 import { FAMILIES, synthetic } from "../src/random.js";
-import { encodeTensor } from "../src/tensor.js";
+import { encodeTensor, tensorPower } from "../src/tensor.js";
 
 const bitsEqual = (a: Float32Array, b: Float32Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 
@@ -91,6 +91,20 @@ describe("inputs", () => {
     const huge = new Float32Array(64 * 64).map((_, i) => (i % 2 ? 1 : -1) * 3.4028234663852886e38);
     await expect(encodeTensor(huge, [64, 64])).resolves.toBeDefined();
     await expect(encodeTensor(new Float32Array(3), [2, 2])).rejects.toThrow(/needs 4/);
+  });
+});
+
+describe("tensor power (the relative thresholds' floor, rate control's unit)", () => {
+  it("is eight partial sums by index mod 8, added pairwise: the definition, not just any order", () => {
+    // 2^27 then fifteen 1s: squares 2^54 and 1s. Partial 0 is 2^54 + 1 -> 2^54 (doubles are 4
+    // apart there), partials 1-7 are 2; (2^54 + 2) -> 2^54 (tie to even), + (2 + 2) -> 2^54 + 4,
+    // + ((2 + 2) + (2 + 2)) -> 2^54 + 12. One chain in index order would give 2^54 (each +1 lost).
+    const data = new Float32Array(16).fill(1);
+    data[0] = 2 ** 27;
+    expect(tensorPower(data)).toBe((2 ** 54 + 12) / 16);
+    // lengths that are not multiples of 8 put the tail in its own partials
+    expect(tensorPower(Float32Array.of(3))).toBe(9);
+    expect(tensorPower(Float32Array.of(1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11))).toBe(506 / 11);
   });
 });
 
