@@ -22,20 +22,25 @@ void fp4_scalar(int n, double S, double B) {
   sums[0] = sse; sums[1] = maxAbs; sums[2] = sq; sums[3] = sqq; sums[4] = sqv;
 }
 
+/* The codes and decode errors of two weights (w) for scale S and bias B, as the scalar loop computes them. */
+static inline void fp4_pair(v128_t w, double S, double B, v128_t *q_out, v128_t *e_out) {
+  v128_t y = wasm_f64x2_mul(wasm_f64x2_sub(w, wasm_f64x2_splat(B)), wasm_f64x2_splat(1.0 / S));
+  v128_t f = wasm_f64x2_floor(y);
+  v128_t q = wasm_f64x2_add(f, wasm_v128_and(wasm_f64x2_ge(wasm_f64x2_sub(y, f), wasm_f64x2_splat(0.5)), wasm_f64x2_splat(1.0)));
+  q = wasm_f64x2_pmin(wasm_f64x2_pmax(q, wasm_f64x2_splat(-8.0)), wasm_f64x2_splat(7.0));
+  v128_t d = wasm_f64x2_promote_low_f32x4(wasm_f32x4_demote_f64x2_zero(wasm_f64x2_add(wasm_f64x2_mul(wasm_f64x2_splat(S), q), wasm_f64x2_splat(B))));
+  *q_out = q;
+  *e_out = wasm_f64x2_sub(w, d);
+}
+
 /* n even */
 void fp4_simd_ordered(int n, double S, double B) {
   double sse = 0, sqv = 0; int sq = 0, sqq = 0;
-  v128_t vS = wasm_f64x2_splat(S), vB = wasm_f64x2_splat(B), vinv = wasm_f64x2_splat(1.0 / S);
-  v128_t half = wasm_f64x2_splat(0.5), one = wasm_f64x2_splat(1.0), hi = wasm_f64x2_splat(7.0), lo = wasm_f64x2_splat(-8.0);
   v128_t vmax = wasm_f64x2_splat(0.0);
   for (int i = 0; i < n; i += 2) {
-    v128_t w = wasm_v128_load(&v[i]);
-    v128_t y = wasm_f64x2_mul(wasm_f64x2_sub(w, vB), vinv);
-    v128_t f = wasm_f64x2_floor(y);
-    v128_t q = wasm_f64x2_add(f, wasm_v128_and(wasm_f64x2_ge(wasm_f64x2_sub(y, f), half), one));
-    q = wasm_f64x2_pmin(wasm_f64x2_pmax(q, lo), hi);
-    v128_t d = wasm_f64x2_promote_low_f32x4(wasm_f32x4_demote_f64x2_zero(wasm_f64x2_add(wasm_f64x2_mul(vS, q), vB)));
-    v128_t e = wasm_f64x2_sub(w, d), e2 = wasm_f64x2_mul(e, e), qw = wasm_f64x2_mul(q, w);
+    v128_t w = wasm_v128_load(&v[i]), q, e;
+    fp4_pair(w, S, B, &q, &e);
+    v128_t e2 = wasm_f64x2_mul(e, e), qw = wasm_f64x2_mul(q, w);
     vmax = wasm_f64x2_pmax(vmax, wasm_f64x2_abs(e));
     sse += wasm_f64x2_extract_lane(e2, 0); sse += wasm_f64x2_extract_lane(e2, 1);
     sqv += wasm_f64x2_extract_lane(qw, 0); sqv += wasm_f64x2_extract_lane(qw, 1);
@@ -50,17 +55,10 @@ void fp4_simd_ordered(int n, double S, double B) {
 
 /* n even; sums per lane, added at the end */
 void fp4_simd_lanes(int n, double S, double B) {
-  v128_t vS = wasm_f64x2_splat(S), vB = wasm_f64x2_splat(B), vinv = wasm_f64x2_splat(1.0 / S);
-  v128_t half = wasm_f64x2_splat(0.5), one = wasm_f64x2_splat(1.0), hi = wasm_f64x2_splat(7.0), lo = wasm_f64x2_splat(-8.0);
   v128_t zero = wasm_f64x2_splat(0.0), vmax = zero, vsse = zero, vsqv = zero, vsq = zero, vsqq = zero;
   for (int i = 0; i < n; i += 2) {
-    v128_t w = wasm_v128_load(&v[i]);
-    v128_t y = wasm_f64x2_mul(wasm_f64x2_sub(w, vB), vinv);
-    v128_t f = wasm_f64x2_floor(y);
-    v128_t q = wasm_f64x2_add(f, wasm_v128_and(wasm_f64x2_ge(wasm_f64x2_sub(y, f), half), one));
-    q = wasm_f64x2_pmin(wasm_f64x2_pmax(q, lo), hi);
-    v128_t d = wasm_f64x2_promote_low_f32x4(wasm_f32x4_demote_f64x2_zero(wasm_f64x2_add(wasm_f64x2_mul(vS, q), vB)));
-    v128_t e = wasm_f64x2_sub(w, d);
+    v128_t w = wasm_v128_load(&v[i]), q, e;
+    fp4_pair(w, S, B, &q, &e);
     vsse = wasm_f64x2_add(vsse, wasm_f64x2_mul(e, e));
     vmax = wasm_f64x2_pmax(vmax, wasm_f64x2_abs(e));
     vsqv = wasm_f64x2_add(vsqv, wasm_f64x2_mul(q, w));
