@@ -1,6 +1,6 @@
 /** Encode one 2-D float32 tensor to a v1 or v2 container, with statistics and its exact decode. */
 import { LAYOUT_NAMES, MACROBLOCK, Sgfp4Error, V1_PAYLOAD_BYTES, align16, assembleV2, writeV1, type Shape } from "@sgfp4/format";
-import { COUNT_LAYOUTS, COUNT_LEAVES, COUNT_T158_WEIGHTS, COUNT_FP4_WEIGHTS, tilesOf, type BlockJob, type EncodedRows } from "./blocks.js";
+import { COUNT_FP4_WEIGHTS, COUNT_LAYOUTS, COUNT_LEAVES, COUNT_T158_WEIGHTS, tilesOf, type BlockJob, type EncodedRows } from "./blocks.js";
 import { DEFAULT_FIT_OPTIONS, type FitOptions } from "./fit.js";
 import { runChunks, type WorkerPool } from "./parallel.js";
 import { DEFAULT_QUADTREE_OPTIONS, NODES_PER_BLOCK, decideRd, type QuadtreeOptions } from "./quadtree.js";
@@ -263,14 +263,14 @@ function measureStats(weights: number, parts: readonly EncodedRows[], bytes: num
   }
   const modeWeights: [number, number] = [counts[COUNT_FP4_WEIGHTS]!, counts[COUNT_T158_WEIGHTS]!];
   const area = modeWeights[0] + modeWeights[1];
-  const layoutCounts: number[] = [];
-  const sizeCounts: number[] = [];
-  if (profile === "v2") for (let layout = 0; layout < 6; layout++) if (counts[COUNT_LAYOUTS + layout]) layoutCounts[layout] = counts[COUNT_LAYOUTS + layout]!;
-  for (let k = 0; k < 5; k++) if (counts[COUNT_LEAVES + k]) sizeCounts[4 << k] = counts[COUNT_LEAVES + k]!;
   const layouts: Record<string, number> = {};
-  layoutCounts.forEach((count, layout) => (layouts[LAYOUT_NAMES[layout as 0]!] = count));
+  if (profile === "v2") {
+    LAYOUT_NAMES.forEach((name, layout) => {
+      if (counts[COUNT_LAYOUTS + layout]) layouts[name] = counts[COUNT_LAYOUTS + layout]!;
+    });
+  }
   const leafSizes: Record<string, number> = {};
-  sizeCounts.forEach((count, size) => (leafSizes[String(size)] = count));
+  for (let k = 0; k < 5; k++) if (counts[COUNT_LEAVES + k]) leafSizes[String(4 << k)] = counts[COUNT_LEAVES + k]!;
   return {
     profile,
     weights,
