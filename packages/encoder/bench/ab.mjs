@@ -6,16 +6,14 @@
 //   esbuild <dist>/index.js --bundle --platform=node --format=esm --outfile=<folder>/index.mjs
 //   esbuild <dist>/worker.js --bundle --platform=node --format=esm --outfile=<folder>/worker.js).
 // Usage: node bench/ab.mjs <build A> <build B> [size, default 2048] [reps, default 7] [threads, e.g. 1 or 8,16] [model.onnx]
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import { onnxFloatTensors } from "./onnx.mjs";
+import { loadBuild } from "./load-build.mjs";
+import { onnxWeightTensors } from "./onnx.mjs";
 
-const load = (folder) => import(pathToFileURL(resolve(folder, existsSync(resolve(folder, "index.mjs")) ? "index.mjs" : "index.js")).href);
 const [dirA, dirB] = process.argv.slice(2, 4);
 if (!dirA || !dirB) throw new Error("usage: node bench/ab.mjs <build A> <build B> [size] [reps] [threads] [model.onnx]");
-const builds = [await load(dirA), await load(dirB)];
+const builds = [await loadBuild(dirA), await loadBuild(dirB)];
 const size = Number(process.argv[4] ?? 2048);
 const reps = Number(process.argv[5] ?? 7);
 const threadList = (process.argv[6] ?? "1").split(",").map(Number);
@@ -24,9 +22,7 @@ const onnx = process.argv[7];
 const { FAMILIES, synthetic } = builds[1];
 const inputs = FAMILIES.map((family) => ({ label: family, tensors: [{ data: synthetic(family, size, size, 1), shape: [size, size] }] }));
 if (onnx) {
-  const tensors = onnxFloatTensors(readFileSync(onnx))
-    .filter((t) => t.dims.length >= 2 && t.data.length >= 4096)
-    .map((t) => ({ data: t.data, shape: [t.dims[0], t.data.length / t.dims[0]] }));
+  const tensors = onnxWeightTensors(readFileSync(onnx));
   inputs.push({ label: `real: ${onnx.split("/").pop()}`, tensors });
 }
 

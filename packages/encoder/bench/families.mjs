@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { FAMILIES, WorkerPool, encodeTensor, synthetic } from "../dist/index.js";
-import { onnxFloatTensors } from "./onnx.mjs";
+import { onnxWeightTensors } from "./onnx.mjs";
 
 const size = Number(process.argv[2] ?? 2048);
 const reps = Number(process.argv[3] ?? 5);
@@ -16,9 +16,7 @@ const onnx = process.argv[5];
 
 const inputs = FAMILIES.map((family) => ({ label: family, tensors: [{ data: synthetic(family, size, size, 1), shape: [size, size] }] }));
 if (onnx) {
-  const tensors = onnxFloatTensors(readFileSync(onnx))
-    .filter((t) => t.dims.length >= 2 && t.data.length >= 4096)
-    .map((t) => ({ data: t.data, shape: [t.dims[0], t.data.length / t.dims[0]] }));
+  const tensors = onnxWeightTensors(readFileSync(onnx));
   inputs.push({ label: `real: ${onnx.split("/").pop()} (${tensors.length} tensors)`, tensors });
 }
 

@@ -5,11 +5,10 @@
 // area. Also the share of weights per final leaf size.
 // Usage: node bench/level-costs.mjs [dist, default ../dist] [family or model.onnx, default student-t] [size, default 1024]
 import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
-import { onnxFloatTensors } from "./onnx.mjs";
+import { loadBuild } from "./load-build.mjs";
+import { onnxWeightTensors } from "./onnx.mjs";
 
-const m = await import(pathToFileURL(resolve(process.argv[2] || new URL("../dist", import.meta.url).pathname, "index.js")).href);
+const m = await loadBuild(process.argv[2] || new URL("../dist", import.meta.url).pathname);
 const input = process.argv[3] || "student-t";
 const size = Number(process.argv[4] || 1024);
 const fit = m.resolveFit("v2");
@@ -27,7 +26,7 @@ const addTensor = (data, rows, cols) => {
   }
 };
 if (input.endsWith(".onnx")) {
-  for (const t of onnxFloatTensors(readFileSync(input)).filter((t) => t.dims.length >= 2 && t.data.length >= 4096)) addTensor(t.data, t.dims[0], t.data.length / t.dims[0]);
+  for (const t of onnxWeightTensors(readFileSync(input))) addTensor(t.data, ...t.shape);
 } else addTensor(m.synthetic(input, size, size, 2), size, size);
 const W = blocks.length * 4096;
 const decideAll = () => {

@@ -101,3 +101,13 @@ export function onnxFloatTensors(bytes) {
   for (const [f, , v] of reader(bytes).fields()) if (f === 7) graph(v, "", out);
   return out;
 }
+
+/**
+ * The weight matrices the benchmarks encode: float32 tensors of rank >= 2 with at least 4096
+ * values, each as a 2-D [dims[0], rest] tensor (as `sgfp4 encode` reshapes them).
+ */
+export function onnxWeightTensors(bytes) {
+  return onnxFloatTensors(bytes)
+    .filter((t) => t.dims.length >= 2 && t.data.length >= 4096)
+    .map((t) => ({ ...t, shape: [t.dims[0], t.data.length / t.dims[0]] }));
+}

@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { analyzeTensor, encodeTensor, encodeTensorWith, searchLambda } from "../dist/index.js";
-import { onnxFloatTensors } from "./onnx.mjs";
+import { onnxWeightTensors } from "./onnx.mjs";
 
 const throughput = process.argv.includes("--throughput");
 let file = process.argv.slice(2).find((a) => !a.startsWith("--"));
@@ -20,9 +20,7 @@ if (!file) {
   execFileSync("tar", ["xzf", "ricky0123-vad-web-0.0.31.tgz", "package/dist/silero_vad_v5.onnx"], { cwd: dir });
   file = join(dir, "package/dist/silero_vad_v5.onnx");
 }
-const tensors = onnxFloatTensors(readFileSync(file))
-  .filter((t) => t.dims.length >= 2 && t.data.length >= 4096)
-  .map((t, i) => ({ name: `${i}:${t.name}`, shape: [t.dims[0], t.data.length / t.dims[0]], dims: t.dims, data: t.data }));
+const tensors = onnxWeightTensors(readFileSync(file)).map((t, i) => ({ ...t, name: `${i}:${t.name}` }));
 const weights = tensors.reduce((s, t) => s + t.data.length, 0);
 
 /** Totals over all tensors: bpw, SNR of the concatenation, T158 share. */

@@ -3,12 +3,10 @@
 // that must precede the jobs (the tensor's power) and one copy of the tensor, alone.
 // A build is a folder with index.js (a `dist`) or index.mjs + worker.js (a bundle, see bench/ab.mjs).
 // Usage: node bench/timeline.mjs [build, default ../dist] [threads, default 16] [size, default 2048] [family, default gaussian]
-import { existsSync } from "node:fs";
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { loadBuild } from "./load-build.mjs";
 
 const dir = process.argv[2] || new URL("../dist", import.meta.url).pathname;
-const m = await import(pathToFileURL(resolve(dir, existsSync(resolve(dir, "index.mjs")) ? "index.mjs" : "index.js")).href);
+const m = await loadBuild(dir);
 const threads = Number(process.argv[3] ?? 16);
 const size = Number(process.argv[4] ?? 2048);
 const family = process.argv[5] ?? "gaussian";
