@@ -1,13 +1,17 @@
 /**
  * @sgfp4/vulkan-addon: SGFP4 decode on Vulkan compute through a Node-API addon.
  *
- * The wrapper validates with @sgfp4/format first (so errors and their order match the other
- * backends and no output is allocated for a bad stream); the native side parses and checks the
- * stream again on its own, because it must be safe even when called directly.
+ * The native side validates the stream (its parser applies the same rules in the same order as
+ * @sgfp4/format) and builds the leaf table, once per call. Only when it rejects a stream does the
+ * wrapper run @sgfp4/format's parse, to throw that reference parser's detailed error.
  */
-import { fileURLToPath } from "node:url";
-import nodeGypBuild from "node-gyp-build";
-import { Sgfp4Error, isErrorCode, parse, type ConformanceBackend, type Limits, type Profile, type Shape } from "@sgfp4/format";
+import { Sgfp4Error, checkShape, detectProfile, isErrorCode, parse, type Availability, type Limits, type Profile, type Shape } from "@sgfp4/format";
+import type { DecodedArray, Decoder, OutputFormat } from "./decoder-types.js";
+import { nativeAddon, type NativeOptions } from "./native.js";
+
+export { nativeAddon } from "./native.js";
+export type { Availability } from "@sgfp4/format";
+export type { DecodedArray, Decoder, DecodeRequest, OutputFormat } from "./decoder-types.js";
 
 export interface DecodeOptions {
   profile: Profile | "auto";
@@ -18,7 +22,10 @@ export interface DecodeOptions {
    * variable SGFP4_VULKAN_DEVICE, else the first discrete GPU, then integrated, then CPU.
    */
   device?: string;
+  /** "f32" (default, Float32Array), or "f16" / "bf16" (Uint16Array of bit patterns; P10). */
+  format?: OutputFormat;
 }
+type F32Options = DecodeOptions & { format?: "f32" };
 
 export interface VulkanInfo {
   index: number;
@@ -32,6 +39,8 @@ export interface VulkanInfo {
   driverInfo: string;
   loader: string;
   selectedBy: string;
+  /** output formats this device can write ("f16" and "bf16" need storageBuffer16BitAccess) */
+  formats: OutputFormat[];
   /** every device the loader lists, "index: name (type)" */
   devices: string[];
   limits: {
@@ -45,72 +54,6 @@ export interface VulkanInfo {
     timestampValidBits: number;
     deviceLocalHeapBytes: number;
   };
-}
-
-export interface BenchmarkOptions extends DecodeOptions {
-  reps?: number;
-  warmup?: number;
-}
-
-/** GPU-timestamp figures; the output stays on the device during the timed region. */
-export interface BenchmarkResult {
-  device: string;
-  outputBytes: number;
-  streamBytes: number;
-  /** leaf table + per-block index, read by the kernel in addition to the stream */
-  leafTableBytes: number;
-  leafCount: number;
-  dispatches: number;
-  /** per decode, each sample the mean of `batch` runs back to back */
-  decodeNs: number[];
-  /** the first shader version (no restrict, loads interleaved with stores), for comparison */
-  decodeBaselineNs: number[];
-  batch: number;
-  copyBufferNs: number[];
-  copyShaderNs: number[];
-  /** medians */
-  decodeMedianNs: number;
-  copyMedianNs: number;
-  /** (stream bytes read + float32 bytes written) / median decode time, GB/s (1e9) */
-  decodeGBps: number;
-  /** (output bytes read + written) / median time of the faster copy (vkCmdCopyBuffer or shader), GB/s */
-  copyGBps: number;
-  /** decodeGBps / copyGBps */
-  ratioToCopy: number;
-}
-
-interface NativeAddon {
-  parse(bytes: Uint8Array, profile: Profile, rows: number, cols: number, options?: object): { leafTable: Uint32Array; blockFirstLeaf: Uint32Array; leafCount: number };
-  decodeInto(bytes: Uint8Array, profile: Profile, rows: number, cols: number, out: Float32Array, options?: object): void;
-  /** Validates synchronously (throws), then decodes on a libuv pool thread; out null = a new array. */
-  decodeAsync(bytes: Uint8Array, profile: Profile, rows: number, cols: number, out: Float32Array | null, options?: object): Promise<Float32Array>;
-  info(options?: object): VulkanInfo;
-  bench(bytes: Uint8Array, profile: Profile, rows: number, cols: number, options?: object): Omit<BenchmarkResult, "device" | "decodeMedianNs" | "copyMedianNs" | "decodeGBps" | "copyGBps" | "ratioToCopy">;
-}
-
-const packageRoot = fileURLToPath(new URL("..", import.meta.url));
-let loaded: { addon: NativeAddon } | { error: Sgfp4Error } | undefined;
-
-/** The native addon (build/Release or prebuilds/linux-x64). Throws BACKEND_FAILURE when absent. */
-export function nativeAddon(): NativeAddon {
-  if (!loaded) {
-    try {
-      loaded = { addon: nodeGypBuild(packageRoot) as NativeAddon };
-    } catch (e) {
-      loaded = {
-        error: withReason(
-          new Sgfp4Error(
-            "BACKEND_FAILURE",
-            `the native addon is not built for ${process.platform}-${process.arch} (${(e as Error).message.split("\n")[0]}). ` +
-              "Build it with `pnpm --filter @sgfp4/vulkan-addon build` (needs g++, make, python3, glslc and libvulkan-dev).",
-          ),
-          "addon-not-built",
-        ),
-      };
-    }
-  }
-  if ("error" in loaded) throw loaded.error;
-  return loaded.addon;
 }
 
 function withReason(e: Sgfp4Error, reason: string): Sgfp4Error {
@@ -130,7 +73,100 @@ export function toSgfp4Error(e: unknown): unknown {
   return e;
 }
 
-function native<T>(f: (a: NativeAddon) => T): T {
+const CALL_CODES = new Set(["INVALID_ARGUMENT", "LIMIT_EXCEEDED", "BACKEND_FAILURE"]);
+
+/**
+ * The error to throw for a native failure: for a rejected stream, @sgfp4/format's own error
+ * (same code, the reference parser's detail); otherwise the native error as Sgfp4Error.
+ */
+function detailedError(e: unknown, bytes: Uint8Array, opts: DecodeOptions): unknown {
+  const err = toSgfp4Error(e);
+  if (err instanceof Sgfp4Error && !CALL_CODES.has(err.code)) {
+    try {
+      parse(bytes, { profile: opts.profile, shape: opts.shape, ...(opts.limits ? { limits: opts.limits } : {}) });
+    } catch (reference) {
+      if (reference instanceof Sgfp4Error) return reference;
+    }
+  }
+  return err;
+}
+
+interface NativeCall {
+  profile: Profile;
+  rows: number;
+  cols: number;
+  options: NativeOptions;
+}
+
+/** Checks what the native side cannot see (types, "auto"); the stream is left to the native parser. */
+function nativeCall(bytes: Uint8Array, opts: DecodeOptions): NativeCall {
+  if (!(bytes instanceof Uint8Array)) throw new Sgfp4Error("INVALID_ARGUMENT", "stream must be a Uint8Array");
+  checkShape(opts.shape, opts.limits);
+  const profile = opts.profile === "auto" ? detectProfile(bytes, opts.shape) : opts.profile;
+  if (profile !== "v1" && profile !== "v2") throw new Sgfp4Error("INVALID_ARGUMENT", `profile must be v1, v2 or auto, got ${String(opts.profile)}`);
+  const options: NativeOptions = {
+    ...(opts.limits?.maxOutputBytes !== undefined ? { maxOutputBytes: opts.limits.maxOutputBytes } : {}),
+    ...(opts.device !== undefined ? { device: opts.device } : {}),
+    ...(opts.format !== undefined ? { format: opts.format } : {}),
+  };
+  return { profile, rows: opts.shape[0], cols: opts.shape[1], options };
+}
+
+function run<T>(bytes: Uint8Array, opts: DecodeOptions, f: (c: NativeCall) => T): T {
+  const call = nativeCall(bytes, opts);
+  nativeAddon(); // BACKEND_FAILURE (addon not built) as is
+  try {
+    return f(call);
+  } catch (e) {
+    throw detailedError(e, bytes, opts);
+  }
+}
+
+/** Decode to a new array of shape (O, I), row-major: Float32Array for f32, Uint16Array for f16 / bf16. */
+export function decode(bytes: Uint8Array, opts: F32Options): Float32Array;
+export function decode(bytes: Uint8Array, opts: DecodeOptions): DecodedArray;
+export function decode(bytes: Uint8Array, opts: DecodeOptions): DecodedArray {
+  return run(bytes, opts, (c) => nativeAddon().decode(bytes, c.profile, c.rows, c.cols, c.options));
+}
+
+/** Decode into `out` (O*I elements: Float32Array for f32, Uint16Array for f16 / bf16). */
+export function decodeInto<T extends DecodedArray>(bytes: Uint8Array, opts: DecodeOptions, out: T): T {
+  run(bytes, opts, (c) => nativeAddon().decodeInto(bytes, c.profile, c.rows, c.cols, out, c.options));
+  return out;
+}
+
+/**
+ * Decode to a new array without blocking the event loop: validation runs now, the GPU round trip
+ * on a libuv pool thread (at most UV_THREADPOOL_SIZE decodes run at once; concurrent calls share
+ * the device and serialize only their queue submissions). The input is copied, so `bytes` may be
+ * reused at once. Errors reject with Sgfp4Error.
+ */
+export function decodeAsync(bytes: Uint8Array, opts: F32Options): Promise<Float32Array>;
+export function decodeAsync(bytes: Uint8Array, opts: DecodeOptions): Promise<DecodedArray>;
+export async function decodeAsync(bytes: Uint8Array, opts: DecodeOptions): Promise<DecodedArray> {
+  const pending = run(bytes, opts, (c) => nativeAddon().decodeAsync(bytes, c.profile, c.rows, c.cols, null, c.options));
+  try {
+    return await pending;
+  } catch (e) {
+    throw toSgfp4Error(e);
+  }
+}
+
+/**
+ * Like decodeAsync, into `out`. `out` is written only when the promise settles (the GPU's
+ * readback is copied into it on the JS thread), so reading it before then sees the old contents;
+ * if `out` is detached meanwhile it rejects INVALID_ARGUMENT.
+ */
+export async function decodeIntoAsync<T extends DecodedArray>(bytes: Uint8Array, opts: DecodeOptions, out: T): Promise<T> {
+  const pending = run(bytes, opts, (c) => nativeAddon().decodeAsync(bytes, c.profile, c.rows, c.cols, out, c.options));
+  try {
+    return (await pending) as T;
+  } catch (e) {
+    throw toSgfp4Error(e);
+  }
+}
+
+function native<T>(f: (a: ReturnType<typeof nativeAddon>) => T): T {
   const addon = nativeAddon();
   try {
     return f(addon);
@@ -139,78 +175,18 @@ function native<T>(f: (a: NativeAddon) => T): T {
   }
 }
 
-function nativeOptions(o: { limits?: Limits; device?: string }): { maxOutputBytes?: number; device?: string } {
-  return {
-    ...(o.limits?.maxOutputBytes !== undefined ? { maxOutputBytes: o.limits.maxOutputBytes } : {}),
-    ...(o.device !== undefined ? { device: o.device } : {}),
-  };
-}
-
-/** Decode into `out` (length O*I). Validates with @sgfp4/format, then decodes on the GPU. */
-export function decodeInto(bytes: Uint8Array, opts: DecodeOptions, out: Float32Array): Float32Array {
-  const container = parse(bytes, { profile: opts.profile, shape: opts.shape, ...(opts.limits ? { limits: opts.limits } : {}) });
-  const [rows, cols] = container.shape;
-  if (!(out instanceof Float32Array) || out.length !== rows * cols) {
-    throw new Sgfp4Error("INVALID_ARGUMENT", `out must be a Float32Array of ${rows * cols} elements`);
-  }
-  native((a) => a.decodeInto(bytes, container.profile, rows, cols, out, nativeOptions(opts)));
-  return out;
-}
-
-/** Decode to a new Float32Array of shape (O, I), row-major. */
-export function decode(bytes: Uint8Array, opts: DecodeOptions): Float32Array {
-  const container = parse(bytes, { profile: opts.profile, shape: opts.shape, ...(opts.limits ? { limits: opts.limits } : {}) });
-  const [rows, cols] = container.shape;
-  const out = new Float32Array(rows * cols);
-  native((a) => a.decodeInto(bytes, container.profile, rows, cols, out, nativeOptions(opts)));
-  return out;
-}
-
-/**
- * Like decodeInto, without blocking the event loop: validation (@sgfp4/format, then the native
- * parse) runs now, and the upload, GPU submission, wait and readback run on a libuv pool
- * thread. The input bytes are copied, so `bytes` may be reused at once. `out` is written only
- * when the promise settles (the worker decodes into its own memory, copied into `out` on the JS
- * thread), so reading it before then sees the old contents. Errors reject with Sgfp4Error.
- */
-export async function decodeIntoAsync(bytes: Uint8Array, opts: DecodeOptions, out: Float32Array): Promise<Float32Array> {
-  const container = parse(bytes, { profile: opts.profile, shape: opts.shape, ...(opts.limits ? { limits: opts.limits } : {}) });
-  const [rows, cols] = container.shape;
-  if (!(out instanceof Float32Array) || out.length !== rows * cols) {
-    throw new Sgfp4Error("INVALID_ARGUMENT", `out must be a Float32Array of ${rows * cols} elements`);
-  }
-  const pending = native((a) => a.decodeAsync(bytes, container.profile, rows, cols, out, nativeOptions(opts)));
-  try {
-    return await pending;
-  } catch (e) {
-    throw toSgfp4Error(e);
-  }
-}
-
-/**
- * Decode to a new Float32Array of shape (O, I) without blocking the event loop: validation runs
- * now, the GPU round trip on a libuv pool thread (at most UV_THREADPOOL_SIZE decodes run at
- * once; concurrent calls share the device and serialize only their queue submissions). The
- * result's memory is allocated by the addon and handed over without a copy.
- */
-export async function decodeAsync(bytes: Uint8Array, opts: DecodeOptions): Promise<Float32Array> {
-  const container = parse(bytes, { profile: opts.profile, shape: opts.shape, ...(opts.limits ? { limits: opts.limits } : {}) });
-  const [rows, cols] = container.shape;
-  const pending = native((a) => a.decodeAsync(bytes, container.profile, rows, cols, null, nativeOptions(opts)));
-  try {
-    return await pending;
-  } catch (e) {
-    throw toSgfp4Error(e);
-  }
-}
-
 /** The device, driver and limits in use. Throws BACKEND_FAILURE (with `.reason`) without one. */
 export function info(opts: { device?: string } = {}): VulkanInfo {
-  return native((a) => a.info(nativeOptions(opts)));
+  return native((a) => a.info(opts.device !== undefined ? { device: opts.device } : {}));
+}
+
+/** Frees the staging, readback and device buffers kept between decodes (they are reused otherwise). */
+export function releaseBuffers(opts: { device?: string } = {}): void {
+  native((a) => a.trim(opts.device !== undefined ? { device: opts.device } : {}));
 }
 
 /** Can this machine decode with Vulkan? Never throws. */
-export function availability(opts: { device?: string } = {}): { ok: true; detail: string } | { ok: false; reason: string } {
+export function availability(opts: { device?: string } = {}): Availability {
   try {
     const i = info(opts);
     return { ok: true, detail: `${i.name} (${i.type}; ${i.driverName || "driver"} ${i.driverInfo})` };
@@ -219,37 +195,23 @@ export function availability(opts: { device?: string } = {}): { ok: true; detail
   }
 }
 
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
-};
-
 /**
- * Benchmark: uploads once, then times (GPU timestamps) the decode with the output kept on the
- * device, against vkCmdCopyBuffer and a copy shader of the same output size in the same context.
- * The native parser validates the stream; `limits.maxOutputBytes` may be raised (up to 2^40).
+ * The decoder "vulkan" (decodes with decodeAsync). available() says why not: addon not built, no
+ * loader, no device. close() frees the buffers kept between decodes.
  */
-export function benchmark(bytes: Uint8Array, opts: BenchmarkOptions): BenchmarkResult {
-  if (opts.profile === "auto") throw new Sgfp4Error("INVALID_ARGUMENT", "benchmark needs profile v1 or v2");
-  const [rows, cols] = opts.shape;
-  const r = native((a) =>
-    a.bench(bytes, opts.profile as Profile, rows, cols, { ...nativeOptions(opts), ...(opts.reps ? { reps: opts.reps } : {}), ...(opts.warmup !== undefined ? { warmup: opts.warmup } : {}) }),
-  );
-  const decodeMedianNs = median(r.decodeNs);
-  const copyMedianNs = Math.min(median(r.copyBufferNs), median(r.copyShaderNs));
-  const decodeGBps = (r.streamBytes + r.outputBytes) / decodeMedianNs;
-  const copyGBps = (2 * r.outputBytes) / copyMedianNs;
-  return { device: info(opts).name, ...r, decodeMedianNs, copyMedianNs, decodeGBps, copyGBps, ratioToCopy: decodeGBps / copyGBps };
-}
-
-export type { Availability, ConformanceBackend } from "@sgfp4/format";
-
-/** The conformance backend "vulkan". available() says why not: addon not built, no loader, no device. */
-export function createConformanceBackend(opts: { device?: string } = {}): ConformanceBackend {
+export function createDecoder(opts: { device?: string } = {}): Decoder {
   return {
     name: "vulkan",
+    get formats(): readonly OutputFormat[] {
+      return availability(opts).ok ? info(opts).formats : ["f32"];
+    },
     available: async () => availability(opts),
-    decode: (bytes, o) => decodeAsync(bytes, { profile: o.profile, shape: o.shape, ...opts }),
+    decode: (bytes, req) => decodeAsync(bytes, { profile: req.profile, shape: req.shape, ...(req.format ? { format: req.format } : {}), ...opts }),
+    close: async () => {
+      if (availability(opts).ok) releaseBuffers(opts);
+    },
   };
 }
+
+/** @deprecated use createDecoder; kept for one release. */
+export const createConformanceBackend = createDecoder;

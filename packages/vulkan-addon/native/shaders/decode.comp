@@ -16,9 +16,9 @@ layout(local_size_x = 256) in;
 // no second barrier) +0.7-1.0 points on v2, and warp tiles in multi-leaf macroblocks (below)
 // +0.7-0.8 more: v2 0.835-0.856, v1 0.93-0.96.
 //
-// The benchmark's second pipeline (scripts/build-native.mjs compiles it with -DSERIAL_FILL, the
-// name of the run-2 baseline it first held) times a candidate against the default in the same
-// rounds. Measured and rejected: extracting FP4 and T158 codes on one branch-free path (run 4:
+// The bench-only addon's second pipeline (scripts/build-bench.mjs compiles it with -DSERIAL_FILL,
+// the name of the run-2 baseline it first held) times a candidate against the default in the
+// same rounds; the shipped addon does not contain it. Measured and rejected: extracting FP4 and T158 codes on one branch-free path (run 4:
 // 4% slower on v2); 128-thread workgroups with two cells a thread (run 5: 4-9 points slower).
 // Candidate now (ROW_ORDER): the run-6 cell order, two cell rows per warp in every macroblock,
 // against the default's warp tiles in multi-leaf ones (run 6: v2 -0.7 to -0.8 points).
@@ -29,8 +29,17 @@ layout(local_size_x = 256) in;
 layout(std430, set = 0, binding = 0) NOALIAS readonly buffer Stream { uint words[]; } stream;
 layout(std430, set = 0, binding = 1) NOALIAS readonly buffer Leaves { uvec4 entries[]; } leaves;
 layout(std430, set = 0, binding = 2) NOALIAS readonly buffer FirstLeaf { uint idx[]; } firstLeaf;
+#ifdef HALF_OUTPUT
+// f16 / bf16 output (P10): each value the round-to-nearest-even conversion of the exact float32
+// result, computed on its bits with integer operations. Specialization constant 0: 1 = bf16.
+#extension GL_EXT_shader_16bit_storage : require
+layout(constant_id = 0) const uint BF16 = 0u;
+layout(std430, set = 0, binding = 3) writeonly buffer OutScalar { uint16_t v[]; } outScalar; // aliases OutVec
+layout(std430, set = 0, binding = 4) writeonly buffer OutVec { uvec2 v[]; } outVec;
+#else
 layout(std430, set = 0, binding = 3) writeonly buffer OutScalar { uint v[]; } outScalar; // aliases OutVec
 layout(std430, set = 0, binding = 4) writeonly buffer OutVec { uvec4 v[]; } outVec;
+#endif
 
 layout(push_constant) uniform Params {
   uint blockBase;      // first macroblock of this dispatch
@@ -65,6 +74,28 @@ uint halfToFloatBits(uint h) {
   return sign | (uint(113 - int(shift)) << 23) | (((m << shift) & 0x3ffu) << 13);
 }
 
+#ifdef HALF_OUTPUT
+// float32 bits -> binary16 bits, round to nearest even; subnormals kept, overflow to Inf. The
+// decoded values are finite (finite FP16 parameters, codes -8..7), so no NaN case.
+uint f32ToF16(uint x) {
+  uint sign = (x >> 16) & 0x8000u;
+  uint ax = x & 0x7fffffffu;
+  if (ax >= 0x47800000u) return sign | 0x7c00u;  // |x| >= 2^16
+  // normal binary16 range: rebias the exponent, round the 13 dropped bits (a carry may reach Inf)
+  if (ax >= 0x38800000u) return sign | ((ax - 0x38000000u + 0xfffu + ((ax >> 13) & 1u)) >> 13);
+  uint e = ax >> 23;
+  if (e < 102u) return sign;  // below 2^-25: rounds to zero
+  // subnormal binary16: the value in units of 2^-24 is m >> s, rounded to nearest even
+  uint m = (ax & 0x7fffffu) | 0x800000u;
+  uint s = 126u - e;  // 14..24
+  uint q = m >> s, rest = m & ((1u << s) - 1u), tie = 1u << (s - 1u);
+  return sign | (q + ((rest > tie || (rest == tie && (q & 1u) != 0u)) ? 1u : 0u));
+}
+// float32 bits -> bfloat16 bits, round to nearest even (finite inputs; a carry may reach Inf).
+uint f32ToBf16(uint x) { return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16; }
+uint toHalf(uint x) { return BF16 != 0u ? f32ToBf16(x) : f32ToF16(x); }
+#endif
+
 // Interleaves 4-bit cell row and column: TL, TR, BL, BR order at every level.
 uint zorder(uint cy, uint cx) {
   uint k = 0u;
@@ -97,6 +128,18 @@ void expandStore(uint orow, uint ocol, uint li, uint i, uint w, bool full) {
   bits4 = uvec4(isZero.x ? zeroBits.x : bits4.x, isZero.y ? zeroBits.y : bits4.y,
                 isZero.z ? zeroBits.z : bits4.z, isZero.w ? zeroBits.w : bits4.w);
 
+#ifdef HALF_OUTPUT
+  uvec4 h = uvec4(toHalf(bits4.x), toHalf(bits4.y), toHalf(bits4.z), toHalf(bits4.w));
+  if (full) {
+    outVec.v[((orow - pc.rowBase) * pc.cols + ocol) >> 2] = uvec2(h.x | (h.y << 16), h.z | (h.w << 16));
+  } else if (orow < pc.rows) {
+    uint o = (orow - pc.rowBase) * pc.cols + ocol;
+    if (ocol < pc.cols) outScalar.v[o] = uint16_t(h.x);
+    if (ocol + 1u < pc.cols) outScalar.v[o + 1u] = uint16_t(h.y);
+    if (ocol + 2u < pc.cols) outScalar.v[o + 2u] = uint16_t(h.z);
+    if (ocol + 3u < pc.cols) outScalar.v[o + 3u] = uint16_t(h.w);
+  }
+#else
   if (full) {
     outVec.v[((orow - pc.rowBase) * pc.cols + ocol) >> 2] = bits4;
   } else if (orow < pc.rows) {
@@ -106,6 +149,7 @@ void expandStore(uint orow, uint ocol, uint li, uint i, uint w, bool full) {
     if (ocol + 2u < pc.cols) outScalar.v[o + 2u] = bits4.z;
     if (ocol + 3u < pc.cols) outScalar.v[o + 3u] = bits4.w;
   }
+#endif
 }
 
 // Thread's cell (row cell/16, column cell%16 of the macroblock): its four rows of four codes,

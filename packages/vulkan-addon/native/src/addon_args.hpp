@@ -1,0 +1,66 @@
+// Argument reading, error conversion and result arrays shared by the addon's entry points
+// (the shipped addon and the bench-only one).
+#pragma once
+#include <napi.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "decode_plan.hpp"
+#include "sgfp4_parse.hpp"
+#include "vk_device.hpp"
+
+namespace sgfp4 {
+
+Napi::Error toJsError(Napi::Env env, const Failure& f);
+[[noreturn]] void invalid(const std::string& msg);
+
+struct Args {
+  const uint8_t* bytes = nullptr;
+  size_t len = 0;
+  Profile profile = Profile::V1;
+  double rows = 0, cols = 0;
+  uint64_t maxOutputBytes = kDefaultMaxOutputBytes;
+  std::string device;
+  OutputFormat format = OutputFormat::F32;
+};
+
+// (bytes: Uint8Array, profile: "v1" | "v2", rows, cols, ..., options?: {maxOutputBytes?, device?, format?})
+// with the options object at `optionsIndex`.
+Args readArgs(const Napi::CallbackInfo& info, size_t optionsIndex);
+// The `device` option of an options object at index i ("" when absent).
+std::string deviceOption(const Napi::CallbackInfo& info, size_t i);
+// The data of info[i] after checking it is the typed array of `format` (Float32Array for f32,
+// Uint16Array for f16 / bf16) with `count` elements.
+void* outputArray(const Napi::CallbackInfo& info, size_t i, OutputFormat format, uint64_t count);
+Napi::Object deviceInfoObject(Napi::Env env, const DeviceInfo& i);
+
+// Memory for a result array, allocated with malloc and handed to an ArrayBuffer (whose
+// finalizer frees it) without a copy.
+class OwnedOutput {
+ public:
+  explicit OwnedOutput(uint64_t bytes);
+  ~OwnedOutput() { std::free(data_); }
+  OwnedOutput(const OwnedOutput&) = delete;
+  OwnedOutput& operator=(const OwnedOutput&) = delete;
+  void* data() const { return data_; }
+  Napi::TypedArray toTypedArray(Napi::Env env, OutputFormat format, uint64_t count);
+
+ private:
+  void* data_;
+  uint64_t bytes_;
+};
+
+template <typename F>
+Napi::Value guarded(const Napi::CallbackInfo& info, F f) {
+  try {
+    return f();
+  } catch (const Failure& e) {
+    throw toJsError(info.Env(), e);
+  } catch (const std::bad_alloc&) {
+    throw toJsError(info.Env(), Failure("BACKEND_FAILURE", "out of host memory"));
+  }
+}
+
+}  // namespace sgfp4

@@ -1,0 +1,71 @@
+#include "decode_plan.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace sgfp4 {
+
+Plan planChunks(const PlanLimits& limits, const Container& c, size_t len, OutputFormat format) {
+  const uint64_t maxRange = limits.maxRange & ~uint64_t(255);
+  const uint64_t align = std::max<uint64_t>(16, limits.align);
+  const uint64_t elem = elementBytes(format);
+  if (c.rows >= (uint64_t(1) << 31) || c.cols >= (uint64_t(1) << 31)) throw Failure("LIMIT_EXCEEDED", "the Vulkan decoder takes dimensions below 2^31");
+  if ((c.blockCount + 1) * 4 > maxRange) throw Failure("LIMIT_EXCEEDED", "too many macroblocks for one storage-buffer binding on this device");
+  const uint64_t rowBytes = 64 * c.cols * elem;
+  if (rowBytes > maxRange)
+    throw Failure("LIMIT_EXCEEDED", "one macroblock row (64 x " + std::to_string(c.cols) + " values of " + std::to_string(elem) +
+                                        " bytes) exceeds this device's storage-buffer range of " + std::to_string(maxRange) + " bytes");
+  // Payload byte range of each macroblock row.
+  std::vector<uint64_t> rowMin(c.tilesY, UINT64_MAX), rowMax(c.tilesY, 0);
+  const size_t n = c.leafCount();
+  for (size_t i = 0; i < n; i++) {
+    const uint64_t by = c.leafTable[4 * i] / c.tilesX;
+    const uint32_t g = c.leafTable[4 * i + 1];
+    const uint64_t off = c.leafTable[4 * i + 3];
+    const uint64_t end = off + leafPayloadBytes((g >> 12) & 7, (g >> 15) & 1);
+    if (by >= c.tilesY || end > len) throw Failure("BACKEND_FAILURE", "inconsistent leaf table");  // the parser never produces this
+    rowMin[by] = std::min(rowMin[by], off);
+    rowMax[by] = std::max(rowMax[by], end);
+  }
+  Plan plan;
+  plan.streamBytes = (uint64_t(len) + 15) & ~uint64_t(15);
+  plan.elemBytes = elem;
+  plan.cols = c.cols;
+  uint64_t by = 0;
+  while (by < c.tilesY) {
+    Chunk ch{};
+    ch.by0 = by;
+    uint64_t sMin = UINT64_MAX, sMax = 0;
+    uint64_t end = by;
+    while (end < c.tilesY) {
+      const uint64_t nMin = std::min(sMin, rowMin[end]), nMax = std::max(sMax, rowMax[end]);
+      const uint64_t nRow1 = std::min<uint64_t>(c.rows, (end + 1) * 64);
+      const uint64_t outBytes = (nRow1 - by * 64) * c.cols * elem;
+      const uint64_t sStart = nMin / align * align;
+      const uint64_t sEnd = std::min(plan.streamBytes, (nMax + 15) & ~uint64_t(15));
+      const uint64_t l0 = c.blockFirstLeaf[by * c.tilesX] / (align / 16) * (align / 16);
+      const uint64_t l1 = c.blockFirstLeaf[(end + 1) * c.tilesX];
+      const uint64_t blocks = (end + 1 - by) * c.tilesX;
+      const bool fits = outBytes <= maxRange && sEnd - sStart <= maxRange && (l1 - l0) * 16 <= maxRange && blocks <= limits.maxGroups;
+      if (!fits) {
+        if (end == by) throw Failure("LIMIT_EXCEEDED", "one macroblock row's payloads exceed this device's storage-buffer range");
+        break;
+      }
+      sMin = nMin;
+      sMax = nMax;
+      ch.streamStart = sStart;
+      ch.streamEnd = sEnd;
+      ch.leafStart = l0;
+      ch.leafEnd = l1;
+      end++;
+    }
+    ch.by1 = end;
+    ch.row0 = by * 64;
+    ch.row1 = std::min<uint64_t>(c.rows, end * 64);
+    plan.chunks.push_back(ch);
+    by = end;
+  }
+  return plan;
+}
+
+}  // namespace sgfp4

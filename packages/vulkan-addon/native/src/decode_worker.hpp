@@ -1,0 +1,44 @@
+// decodeAsync's worker. All validation (arguments, the native parse, the dispatch plan) runs on
+// the JS thread before it is queued, so a bad stream rejects without using a pool thread. The
+// worker owns a copy of the input bytes; the GPU round trip (upload, submit, wait, readback) runs
+// on the libuv pool thread. Without a target it copies the readback once into memory that becomes
+// the result's ArrayBuffer; with a target (decodeIntoAsync) the one copy into the caller's array
+// happens on the JS thread when the GPU is done, after checking the array still has its length.
+#pragma once
+#include <napi.h>
+
+#include <memory>
+#include <optional>
+
+#include "addon_args.hpp"
+#include "vk_decode.hpp"
+
+namespace sgfp4 {
+
+class DecodeWorker : public Napi::AsyncWorker {
+ public:
+  DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* bytes, size_t len, Container container, OutputFormat format);
+  Napi::Promise promise() const { return deferred_.Promise(); }
+  // decodeIntoAsync: the array to copy into when done (held so it is not collected).
+  void target(Napi::TypedArray out) { target_ = Napi::Persistent(out); }
+
+  void Execute() override;
+  void OnOK() override;
+  void OnError(const Napi::Error&) override;
+
+ private:
+  void fail(const std::string& code, const std::string& message, const std::string& reason);
+
+  Napi::Promise::Deferred deferred_;
+  VulkanDevice& device_;
+  std::unique_ptr<uint8_t[]> bytes_;
+  size_t len_;
+  Container container_;
+  OutputFormat format_;
+  std::optional<HostResult> result_;     // with a target: held until OnOK copies it
+  std::unique_ptr<OwnedOutput> output_;  // without: the new array's memory
+  Napi::Reference<Napi::TypedArray> target_;
+  std::string code_, message_, reason_;
+};
+
+}  // namespace sgfp4

@@ -1,0 +1,54 @@
+// One decode on the device: inputs uploaded (through pooled staging), the decode recorded per
+// chunk of the plan, and the output brought to host-visible memory, from where the caller copies
+// it once. The bench reuses prepareJob / recordDecode with the output kept on the device.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "decode_plan.hpp"
+#include "vk_device.hpp"
+
+namespace sgfp4 {
+
+// Plans `c` for this device; throws LIMIT_EXCEEDED when it cannot be split into dispatches
+// that fit (callers check before handing work to another thread).
+Plan planFor(const VulkanDevice& d, const Container& c, size_t len, OutputFormat format);
+
+// Device-side state of one decode: inputs uploaded, one output buffer per chunk.
+struct DeviceJob {
+  Lease stream, leaves, firstLeaf;
+  std::vector<Lease> outputs;
+  std::unique_ptr<DescriptorSets> sets;
+};
+
+// Takes the buffers, uploads the inputs (recording copies from `staging` into `cmd` when the
+// device's memory is not host-visible) and writes the descriptor sets.
+void prepareJob(VulkanDevice& d, VkCommandBuffer cmd, DeviceJob& job, Lease& staging, const uint8_t* bytes, size_t len, const Container& c, const Plan& plan);
+// Records one dispatch per chunk with `pipeline`; returns the number of dispatches.
+uint32_t recordDecode(VulkanDevice& d, VkCommandBuffer cmd, const DeviceJob& job, const Container& c, const Plan& plan, VkPipeline pipeline);
+
+// A finished decode whose output sits in mapped memory until copyTo; holds its pooled buffers.
+class HostResult {
+ public:
+  uint64_t bytes = 0;
+  // The one host copy, into `out` (bytes long).
+  void copyTo(void* out) const;
+
+ private:
+  friend HostResult decodeToHost(VulkanDevice&, const uint8_t*, size_t, const Container&, OutputFormat);
+  struct Segment {
+    const uint8_t* src;
+    uint64_t offset, bytes;
+  };
+  std::vector<Segment> segments_;
+  DeviceJob job_;    // unified memory: the outputs are the segments' memory
+  Lease readback_;   // discrete: all outputs copied here by the GPU
+};
+
+// Decodes `c` (parsed from bytes) on the device. Safe to call from several threads at once:
+// each call records its own commands and waits on its own fence; queue submissions are
+// serialized.
+HostResult decodeToHost(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format);
+
+}  // namespace sgfp4
