@@ -14,6 +14,12 @@
 #include "source_hash.h"  // generated with shaders.h: kSourceHash, the hash of the native sources
 #include "vk_decode.hpp"
 
+#ifdef SGFP4_BENCH
+namespace sgfp4 {
+void registerBenchExports(Napi::Env env, Napi::Object exports);  // native/bench, bench-only build
+}
+#endif
+
 namespace {
 
 using namespace sgfp4;
@@ -107,6 +113,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("trim", Napi::Function::New(env, Trim));
   exports.Set("pooledBuffers", Napi::Function::New(env, PooledBuffers));
   exports.Set("sourceHash", Napi::String::New(env, kSourceHash));
+#ifdef SGFP4_BENCH
+  registerBenchExports(env, exports);
+#endif
   return exports;
 }
 

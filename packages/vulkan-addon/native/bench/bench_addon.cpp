@@ -1,0 +1,69 @@
+// The bench-only exports, added to the addon's own when built with SGFP4_BENCH
+// (scripts/build-bench.mjs): `kernel` (device-resident decode vs copies of the same output) and
+// `transfer` (the plain host<->device copy floors).
+#include <napi.h>
+
+#include "addon_args.hpp"
+#include "kernel_bench.hpp"
+
+namespace sgfp4 {
+namespace {
+
+uint32_t uintOption(const Napi::Object& o, const char* name, uint32_t dflt, uint32_t lo, uint32_t hi) {
+  if (!o.Has(name) || !o.Get(name).IsNumber()) return dflt;
+  return std::max(lo, std::min(hi, o.Get(name).As<Napi::Number>().Uint32Value()));
+}
+
+Napi::Array numbers(Napi::Env env, const std::vector<double>& v) {
+  auto x = Napi::Array::New(env, v.size());
+  for (size_t k = 0; k < v.size(); k++) x.Set(uint32_t(k), v[k]);
+  return x;
+}
+
+// (bytes, profile, rows, cols, options?: {reps, warmup, format, device, maxOutputBytes, check})
+Napi::Value Kernel(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    Args a = readArgs(info, 4);
+    const Napi::Object o = info.Length() > 4 && info[4].IsObject() ? info[4].As<Napi::Object>() : Napi::Object::New(info.Env());
+    const uint32_t reps = uintOption(o, "reps", 7, 1, 1000), warmup = uintOption(o, "warmup", 2, 0, 100);
+    const bool wantCheck = o.Has("check") && o.Get("check").ToBoolean();
+    Container c = parse(a.bytes, a.len, a.profile, a.rows, a.cols, a.maxOutputBytes);
+    std::vector<uint8_t> output;
+    KernelTimes r = timeKernel(deviceFor(a.device), a.bytes, a.len, c, a.format, reps, warmup, wantCheck ? &output : nullptr);
+    Napi::Env env = info.Env();
+    auto out = Napi::Object::New(env);
+    out.Set("decodeNs", numbers(env, r.decodeNs));
+    out.Set("candidateNs", numbers(env, r.candidateNs));
+    out.Set("copyBufferNs", numbers(env, r.copyBufferNs));
+    out.Set("copyShaderNs", numbers(env, r.copyShaderNs));
+    out.Set("batch", r.batch);
+    out.Set("outputBytes", double(r.outputBytes));
+    out.Set("streamBytes", double(r.streamBytes));
+    out.Set("leafTableBytes", double(r.leafTableBytes));
+    out.Set("leafCount", double(c.leafCount()));
+    out.Set("dispatches", r.dispatches);
+    if (wantCheck) out.Set("output", Napi::Buffer<uint8_t>::Copy(env, output.data(), output.size()));
+    return out;
+  });
+}
+
+// (bytes: number, direction: "toHost" | "toDevice", options?: {reps, device}) -> ns per copy
+Napi::Value Transfer(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    if (info.Length() < 2 || !info[0].IsNumber() || !info[1].IsString()) invalid("expected (bytes, \"toHost\" | \"toDevice\", options?)");
+    const double bytes = info[0].As<Napi::Number>().DoubleValue();
+    if (!(bytes >= 16 && bytes <= double(uint64_t(1) << 34))) invalid("bytes must be between 16 and 2^34");
+    const Napi::Object o = info.Length() > 2 && info[2].IsObject() ? info[2].As<Napi::Object>() : Napi::Object::New(info.Env());
+    const bool toHost = info[1].As<Napi::String>().Utf8Value() == "toHost";
+    return numbers(info.Env(), timeTransfer(deviceFor(deviceOption(info, 2)), uint64_t(bytes), toHost, uintOption(o, "reps", 5, 1, 1000)));
+  });
+}
+
+}  // namespace
+
+void registerBenchExports(Napi::Env env, Napi::Object exports) {
+  exports.Set("kernel", Napi::Function::New(env, Kernel));
+  exports.Set("transfer", Napi::Function::New(env, Transfer));
+}
+
+}  // namespace sgfp4
