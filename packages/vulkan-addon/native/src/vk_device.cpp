@@ -139,6 +139,10 @@ void VulkanDevice::choose(const std::string& requested, const Instance& inst) {
     for (uint32_t i = 0; i < memProps.memoryTypeCount; i++) found |= (memProps.memoryTypes[i].propertyFlags & want) == want;
     unifiedMemory = found;
   }
+  // Test knob: the discrete-GPU path (staging upload, GPU copy into readback memory) on a
+  // unified-memory device, so CI on lavapipe runs it too.
+  const char* forceStaging = std::getenv("SGFP4_VULKAN_FORCE_STAGING");
+  if (forceStaging && *forceStaging && std::string(forceStaging) != "0") unifiedMemory = false;
   uint32_t nq = 0;
   vkGetPhysicalDeviceQueueFamilyProperties(phys, &nq, nullptr);
   std::vector<VkQueueFamilyProperties> qf(nq);
