@@ -35,7 +35,8 @@ export interface NativeAddon {
 }
 
 export const packageRoot = fileURLToPath(new URL("..", import.meta.url));
-const PREBUILT_GLIBC = "2.36";
+/** The newest glibc symbol version the linux-x64 prebuild needs (test/prebuild.test.ts pins it). */
+export const PREBUILT_GLIBC = "2.36";
 
 /** The .node files tried, in order. */
 export function addonCandidates(): string[] {
