@@ -28,8 +28,8 @@ export interface NativeAddon {
   info(options?: NativeOptions): VulkanInfo;
   /** Frees the buffers the device keeps between decodes. */
   trim(options?: NativeOptions): void;
-  /** Idle buffers the device keeps (tests of reuse). */
-  pooledBuffers(options?: NativeOptions): number;
+  /** Idle pooled buffers, and host-memory imports so far (tests of reuse and of the import path). */
+  stats(options?: NativeOptions): { idleBuffers: number; hostImports: number };
   /** sha256 of the native sources this binary was built from (scripts/native-sources.mjs). */
   readonly sourceHash: string;
 }

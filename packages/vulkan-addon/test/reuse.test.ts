@@ -8,10 +8,10 @@ import { join } from "node:path";
 import { Sgfp4Error, parse } from "@sgfp4/format";
 import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
 import { describe, expect, it } from "vitest";
-import { createDecoder, decode, decodeAsync, nativeAddon } from "../src/index.js";
+import { createDecoder, decode, decodeAsync, decodeInto, nativeAddon } from "../src/index.js";
 import { GOLDEN_DIR, goldenVectors } from "./golden.js";
 
-const pooled = () => nativeAddon().pooledBuffers();
+const pooled = () => nativeAddon().stats().idleBuffers;
 
 describe("buffers are reused across calls and freed by close()", () => {
   it("repeated decodes of one shape take the same buffers; close() frees them", async () => {
@@ -35,6 +35,24 @@ describe("buffers are reused across calls and freed by close()", () => {
     const outs = await Promise.all(cases.map((c) => decodeAsync(c.bytes, { profile: "v1", shape: [100, 130] })));
     outs.forEach((o, k) => expect(firstBitDifference(o, cases[k]!.expected)).toBe(-1));
     expect(pooled()).toBeLessThanOrEqual(3 * 8); // at most 8 idle per kind
+  });
+});
+
+describe("large outputs", () => {
+  it("decode, decodeInto and decodeAsync of 4 MiB and 2 MiB (f16) outputs; the GPU reads and writes the caller's pages where it can import them", async () => {
+    const { hostImports } = nativeAddon().stats();
+    const built = generateValid(new Rng(77), { profile: "v2", shape: [1024, 1030] });
+    const opts = { profile: "v2" as const, shape: [1024, 1030] as [number, number] };
+    expect(firstBitDifference(decode(built.bytes, opts), built.expected)).toBe(-1);
+    const into = new Float32Array(1024 * 1030).fill(7);
+    expect(firstBitDifference(decodeInto(built.bytes, opts, into), built.expected)).toBe(-1);
+    expect(firstBitDifference(await decodeAsync(built.bytes, opts), built.expected)).toBe(-1);
+    const half = decode(built.bytes, { ...opts, format: "f16" });
+    expect(half.length).toBe(1024 * 1030);
+    const imported = nativeAddon().stats().hostImports - hostImports;
+    // SGFP4_VULKAN_FORCE_STAGING runs the discrete path; lavapipe has VK_EXT_external_memory_host
+    if (process.env.SGFP4_VULKAN_FORCE_STAGING) expect(imported).toBeGreaterThanOrEqual(4);
+    else expect(imported).toBe(0); // unified memory: the output is read where the device wrote it
   });
 });
 

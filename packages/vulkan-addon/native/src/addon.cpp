@@ -45,14 +45,13 @@ Napi::Value Parse(const Napi::CallbackInfo& info) {
 }
 
 // (bytes, profile, rows, cols, options?) -> a new Float32Array (f32) or Uint16Array (f16, bf16),
-// its memory allocated here and filled by the one host copy.
+// its memory allocated here and written by the GPU (or by the one host copy, see decodeInto).
 Napi::Value Decode(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     Args a = readArgs(info, 4);
     Container c = parse(a.bytes, a.len, a.profile, a.rows, a.cols, a.maxOutputBytes);
-    HostResult r = decodeToHost(deviceFor(a.device), a.bytes, a.len, c, a.format);
-    OwnedOutput out(r.bytes);
-    r.copyTo(out.data());
+    OwnedOutput out(c.rows * c.cols * elementBytes(a.format));
+    decodeInto(deviceFor(a.device), a.bytes, a.len, c, a.format, out.data());
     return out.toTypedArray(info.Env(), a.format, c.rows * c.cols);
   });
 }
@@ -63,7 +62,7 @@ Napi::Value DecodeInto(const Napi::CallbackInfo& info) {
     Args a = readArgs(info, 5);
     Container c = parse(a.bytes, a.len, a.profile, a.rows, a.cols, a.maxOutputBytes);
     void* out = outputArray(info, 4, a.format, c.rows * c.cols);
-    decodeToHost(deviceFor(a.device), a.bytes, a.len, c, a.format).copyTo(out);
+    decodeInto(deviceFor(a.device), a.bytes, a.len, c, a.format, out);
     return info.Env().Undefined();
   });
 }
@@ -99,9 +98,15 @@ Napi::Value Trim(const Napi::CallbackInfo& info) {
   });
 }
 
-// Buffers held idle by the device's pool (for tests of reuse and close()).
-Napi::Value PooledBuffers(const Napi::CallbackInfo& info) {
-  return guarded(info, [&]() -> Napi::Value { return Napi::Number::New(info.Env(), double(deviceFor(deviceOption(info, 0)).pool.idleCount())); });
+// What the device keeps and did: idle pooled buffers, host-memory imports so far (tests).
+Napi::Value Stats(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    VulkanDevice& d = deviceFor(deviceOption(info, 0));
+    auto o = Napi::Object::New(info.Env());
+    o.Set("idleBuffers", double(d.pool.idleCount()));
+    o.Set("hostImports", double(d.hostImports.load()));
+    return o;
+  });
 }
 
 Napi::Object Init(Napi::Env env, Napi::Object exports) {
@@ -111,7 +116,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("decodeAsync", Napi::Function::New(env, DecodeAsync));
   exports.Set("info", Napi::Function::New(env, Info));
   exports.Set("trim", Napi::Function::New(env, Trim));
-  exports.Set("pooledBuffers", Napi::Function::New(env, PooledBuffers));
+  exports.Set("stats", Napi::Function::New(env, Stats));
   exports.Set("sourceHash", Napi::String::New(env, kSourceHash));
 #ifdef SGFP4_BENCH
   registerBenchExports(env, exports);

@@ -18,14 +18,13 @@ DecodeWorker::DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* b
 
 void DecodeWorker::Execute() {
   try {
-    HostResult r = decodeToHost(device_, bytes_.get(), len_, container_, format_);
-    bytes_.reset();  // the input is no longer needed; free it before the JS thread runs OnOK
     if (target_.IsEmpty()) {
-      output_ = std::make_unique<OwnedOutput>(r.bytes);
-      r.copyTo(output_->data());
+      output_ = std::make_unique<OwnedOutput>(container_.rows * container_.cols * elementBytes(format_));
+      decodeInto(device_, bytes_.get(), len_, container_, format_, output_->data());
     } else {
-      result_.emplace(std::move(r));
+      result_.emplace(decodeToHost(device_, bytes_.get(), len_, container_, format_));
     }
+    bytes_.reset();  // the input is no longer needed; free it before the JS thread runs OnOK
   } catch (const BackendFailure& e) {
     fail(e.code, e.what(), e.reason);
   } catch (const Failure& e) {

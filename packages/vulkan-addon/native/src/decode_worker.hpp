@@ -1,9 +1,10 @@
 // decodeAsync's worker. All validation (arguments, the native parse, the dispatch plan) runs on
 // the JS thread before it is queued, so a bad stream rejects without using a pool thread. The
 // worker owns a copy of the input bytes; the GPU round trip (upload, submit, wait, readback) runs
-// on the libuv pool thread. Without a target it copies the readback once into memory that becomes
-// the result's ArrayBuffer; with a target (decodeIntoAsync) the one copy into the caller's array
-// happens on the JS thread when the GPU is done, after checking the array still has its length.
+// on the libuv pool thread. Without a target it decodes into memory that becomes the result's
+// ArrayBuffer (decodeInto: written by the GPU, or one host copy); with a target (decodeIntoAsync)
+// the one copy into the caller's array happens on the JS thread when the GPU is done, after
+// checking the array still has its length (JS may detach it meanwhile).
 #pragma once
 #include <napi.h>
 

@@ -7,6 +7,11 @@
 
 namespace sgfp4 {
 
+namespace {
+// Below this, importing (pinning) the caller's pages costs more than a copy through the pool.
+constexpr uint64_t kImportMinBytes = uint64_t(1) << 20;
+}  // namespace
+
 Plan planFor(const VulkanDevice& d, const Container& c, size_t len, OutputFormat format) {
   const DeviceInfo& info = d.info;
   PlanLimits limits;
@@ -38,11 +43,21 @@ void prepareJob(VulkanDevice& d, VkCommandBuffer cmd, DeviceJob& job, Lease& sta
   if (d.unifiedMemory) {
     for (const Upload& u : uploads) fill(static_cast<uint8_t*>(u.dst->mapped), u);
   } else {
+    // The stream straight from the caller's pages when the device imports host memory (its
+    // padding tail is never read for an output value: payloads end inside the stream).
+    VkDeviceSize from = 0;
+    if (len >= kImportMinBytes) job.importedStream = d.importHostMemory(bytes, len, from);
+    const bool direct = job.importedStream.buf != VK_NULL_HANDLE;
+    if (direct) {
+      VkBufferCopy region{from, 0, len};
+      vkCmdCopyBuffer(cmd, job.importedStream.buf, job.stream.buf.buf, 1, &region);
+    }
     VkDeviceSize total = 0;
     for (const Upload& u : uploads) total += u.padded;
     staging = Lease(d.pool, Memory::HostUpload, total);
     VkDeviceSize at = 0;
     for (const Upload& u : uploads) {
+      if (direct && u.dst == &job.stream.buf) continue;
       fill(static_cast<uint8_t*>(staging.buf.mapped) + at, u);
       if (u.padded) {
         VkBufferCopy region{at, 0, u.padded};
@@ -120,6 +135,30 @@ HostResult decodeToHost(VulkanDevice& d, const uint8_t* bytes, size_t len, const
     r.job_ = DeviceJob();
   }
   return r;
+}
+
+void decodeInto(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, void* out) {
+  const Plan plan = planFor(d, c, len, format);
+  const uint64_t outBytes = c.rows * c.cols * plan.elemBytes;
+  VkDeviceSize at = 0;
+  Buffer target;
+  if (!d.unifiedMemory && outBytes >= kImportMinBytes) target = d.importHostMemory(out, outBytes, at);
+  if (!target.buf) {
+    decodeToHost(d, bytes, len, c, format).copyTo(out);
+    return;
+  }
+  DeviceJob job;
+  Lease staging;
+  Submission sub(d);  // after the buffers: destroyed first, waiting for the device if a wait failed
+  prepareJob(d, sub.cmd, job, staging, bytes, len, c, plan);
+  recordDecode(d, sub.cmd, job, c, plan, d.decodePipeline(format));
+  barrier(sub.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+  for (size_t k = 0; k < plan.chunks.size(); k++) {
+    VkBufferCopy region{0, at + plan.outputOffset(plan.chunks[k]), plan.outputBytes(plan.chunks[k])};
+    vkCmdCopyBuffer(sub.cmd, job.outputs[k].buf.buf, target.buf, 1, &region);
+  }
+  barrier(sub.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  sub.submitAndWait();
 }
 
 void HostResult::copyTo(void* out) const {

@@ -18,6 +18,7 @@ Plan planFor(const VulkanDevice& d, const Container& c, size_t len, OutputFormat
 // Device-side state of one decode: inputs uploaded, one output buffer per chunk.
 struct DeviceJob {
   Lease stream, leaves, firstLeaf;
+  Buffer importedStream;  // the caller's input pages, when uploaded from them directly
   std::vector<Lease> outputs;
   std::unique_ptr<DescriptorSets> sets;
 };
@@ -45,6 +46,12 @@ class HostResult {
   DeviceJob job_;    // unified memory: the outputs are the segments' memory
   Lease readback_;   // discrete: all outputs copied here by the GPU
 };
+
+// Decodes `c` into `out` (rows * cols values of the format). On a discrete GPU that can import
+// host memory (VK_EXT_external_memory_host), the GPU copies the output straight into `out`'s
+// pages and the input straight from `bytes`' pages: no host copy. Otherwise through the pooled
+// readback memory, with one host copy. `out` must stay valid and untouched during the call.
+void decodeInto(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, void* out);
 
 // Decodes `c` (parsed from bytes) on the device. Safe to call from several threads at once:
 // each call records its own commands and waits on its own fence; queue submissions are

@@ -128,6 +128,20 @@ void VulkanDevice::choose(const std::string& requested, const Instance& inst) {
     vkGetPhysicalDeviceFeatures2(phys, &f2);
     supports16BitStorage = s16.storageBuffer16BitAccess == VK_TRUE;
   }
+  if (v12) {
+    uint32_t n = 0;
+    vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, nullptr);
+    std::vector<VkExtensionProperties> ext(n);
+    vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, ext.data());
+    for (const auto& e : ext)
+      if (std::string(e.extensionName) == VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) {
+        VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+        VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+        p2.pNext = &hp;
+        vkGetPhysicalDeviceProperties2(phys, &p2);
+        info.hostImportAlignment = hp.minImportedHostPointerAlignment;
+      }
+  }
   vkGetPhysicalDeviceMemoryProperties(phys, &memProps);
   for (uint32_t h = 0; h < memProps.memoryHeapCount; h++)
     if (memProps.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
@@ -158,12 +172,18 @@ void VulkanDevice::createDevice() {
   qi.pQueuePriorities = &priority;
   VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
   s16.storageBuffer16BitAccess = VK_TRUE;
+  const char* hostMemory = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
   VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
   di.pNext = supports16BitStorage ? &s16 : nullptr;
   di.queueCreateInfoCount = 1;
   di.pQueueCreateInfos = &qi;
+  di.enabledExtensionCount = info.hostImportAlignment ? 1 : 0;
+  di.ppEnabledExtensionNames = &hostMemory;
   check(vkCreateDevice(phys, &di, nullptr, &device), "vkCreateDevice");
   vkGetDeviceQueue(device, queueFamily, 0, &queue);
+  if (info.hostImportAlignment)
+    getHostPointerProperties = reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(vkGetDeviceProcAddr(device, "vkGetMemoryHostPointerPropertiesEXT"));
+  if (!getHostPointerProperties) info.hostImportAlignment = 0;
 }
 
 VulkanDevice::VulkanDevice(const std::string& requested) {
@@ -241,6 +261,48 @@ Buffer VulkanDevice::makeBuffer(VkDeviceSize size, Memory kind) {
   check(vkAllocateMemory(device, &ai, nullptr, &b.mem), "vkAllocateMemory");
   check(vkBindBufferMemory(device, b.buf, b.mem, 0), "vkBindBufferMemory");
   if (mapped) check(vkMapMemory(device, b.mem, 0, VK_WHOLE_SIZE, 0, &b.mapped), "vkMapMemory");
+  return b;
+}
+
+Buffer VulkanDevice::importHostMemory(const void* ptr, uint64_t bytes, VkDeviceSize& offset) {
+  Buffer b;
+  if (!info.hostImportAlignment || bytes == 0) return b;
+  // Whole pages around the range: every one of them holds bytes of the range, so all are mapped;
+  // the GPU touches only the range itself.
+  const uint64_t align = info.hostImportAlignment;
+  const uintptr_t start = reinterpret_cast<uintptr_t>(ptr), base = start / align * align;
+  const uint64_t size = (start + bytes - base + align - 1) / align * align;
+  offset = start - base;
+  if (size > info.maxMemoryAllocationSize) return b;
+  VkMemoryHostPointerPropertiesEXT hp{VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT};
+  if (getHostPointerProperties(device, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, reinterpret_cast<void*>(base), &hp) != VK_SUCCESS) return b;
+  VkExternalMemoryBufferCreateInfo ebi{VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO};
+  ebi.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+  VkBufferCreateInfo ci{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  ci.pNext = &ebi;
+  ci.size = size;
+  ci.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+  ci.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  b.device = device;
+  if (vkCreateBuffer(device, &ci, nullptr, &b.buf) != VK_SUCCESS) return Buffer();
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device, b.buf, &req);
+  const uint32_t types = req.memoryTypeBits & hp.memoryTypeBits;
+  uint32_t type = UINT32_MAX;
+  for (uint32_t i = 0; i < memProps.memoryTypeCount && type == UINT32_MAX; i++)
+    if ((types & (1u << i)) && (memProps.memoryTypes[i].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT)) type = i;
+  if (type == UINT32_MAX || req.size > size) return Buffer();
+  VkImportMemoryHostPointerInfoEXT imp{VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT};
+  imp.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+  imp.pHostPointer = reinterpret_cast<void*>(base);
+  VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  ai.pNext = &imp;
+  ai.allocationSize = size;
+  ai.memoryTypeIndex = type;
+  if (vkAllocateMemory(device, &ai, nullptr, &b.mem) != VK_SUCCESS) return Buffer();
+  if (vkBindBufferMemory(device, b.buf, b.mem, 0) != VK_SUCCESS) return Buffer();
+  b.size = size;
+  hostImports++;
   return b;
 }
 

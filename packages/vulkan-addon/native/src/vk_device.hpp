@@ -2,6 +2,7 @@
 // decode pipelines (one per output format), buffers, and one-shot command submissions.
 #pragma once
 #include <cstdint>
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -23,6 +24,7 @@ struct DeviceInfo {
   uint32_t timestampValidBits = 0;
   uint64_t deviceLocalHeapBytes = 0;
   bool halfOutputs = false;  // storageBuffer16BitAccess: f16 / bf16 outputs available
+  uint64_t hostImportAlignment = 0;  // VK_EXT_external_memory_host enabled: minImportedHostPointerAlignment, else 0
   std::vector<std::string> allDevices;  // "index: name (type)"
   std::string loaderPath, selectedBy;
 };
@@ -57,6 +59,11 @@ class VulkanDevice {
   // A new buffer (usable as storage buffer and copy source and target), mapped unless Device
   // memory on a discrete GPU. Prefer pool.take(), which reuses idle ones.
   Buffer makeBuffer(VkDeviceSize size, Memory kind);
+  // The pages holding [ptr, ptr + bytes) as a buffer the GPU copies to or from (no host copy),
+  // through VK_EXT_external_memory_host; `offset` is where ptr lies in it. An empty Buffer when
+  // the device cannot import (no extension, or the driver refuses this memory).
+  Buffer importHostMemory(const void* ptr, uint64_t bytes, VkDeviceSize& offset);
+  std::atomic<uint64_t> hostImports{0};  // successful imports (tests check the path ran)
   VkPipeline makePipeline(const uint32_t* code, size_t bytes, VkPipelineLayout layout, const VkSpecializationInfo* spec = nullptr);
   VkDescriptorSetLayout makeSetLayout(uint32_t storageBuffers);
   VkPipelineLayout makePipelineLayout(VkDescriptorSetLayout set, uint32_t pushBytes);
@@ -67,6 +74,7 @@ class VulkanDevice {
   void createDevice();
   VkPhysicalDeviceMemoryProperties memProps{};
   bool supports16BitStorage = false;
+  PFN_vkGetMemoryHostPointerPropertiesEXT getHostPointerProperties = nullptr;
   VkPipeline pipelines[3] = {VK_NULL_HANDLE, VK_NULL_HANDLE, VK_NULL_HANDLE};  // by OutputFormat
 };
 

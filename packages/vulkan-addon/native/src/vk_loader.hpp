@@ -35,7 +35,7 @@ extern const char* const kInstallHint;
   X(vkCmdBindDescriptorSets) X(vkCmdPushConstants) X(vkCmdDispatch) X(vkCmdPipelineBarrier)               \
   X(vkCmdCopyBuffer) X(vkCmdWriteTimestamp) X(vkCmdResetQueryPool) X(vkCreateQueryPool)                   \
   X(vkDestroyQueryPool) X(vkGetQueryPoolResults) X(vkQueueSubmit) X(vkCreateFence) X(vkDestroyFence)      \
-  X(vkWaitForFences) X(vkResetFences) X(vkDeviceWaitIdle)
+  X(vkWaitForFences) X(vkResetFences) X(vkDeviceWaitIdle) X(vkEnumerateDeviceExtensionProperties) X(vkGetDeviceProcAddr)
 
 #define SGFP4_DECLARE_EXTERN(name) extern PFN_##name name;
 SGFP4_VK_GLOBAL(SGFP4_DECLARE_EXTERN)
