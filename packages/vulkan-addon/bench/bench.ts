@@ -1,18 +1,40 @@
 /**
- * Benchmark (not a test): decode throughput on the device with the output kept there, against a
- * plain copy of the same output size in the same Vulkan context (vkCmdCopyBuffer and a copy
- * shader), GPU timestamps, medians. Also end-to-end decode to host memory, and a correctness
- * pass on the device: the golden vectors and constructed random containers, bit for bit.
+ * Benchmark (not a test; bench-only code): decode throughput on the device with the output kept
+ * there, against a plain copy of the same output size in the same Vulkan context
+ * (vkCmdCopyBuffer and a copy shader), GPU timestamps, medians, through the bench-only addon
+ * (scripts/build-bench.mjs). Also end-to-end decode to host memory, and a correctness pass on the
+ * device: the golden vectors and constructed random containers, bit for bit.
  *
- * Usage (bundled by scripts/bench.mjs): node .bench/bench.mjs [--max-mib N] [--min-mib N] [--sizes 256,1024] [--reps N] [--json FILE]
+ * Usage (bundled by scripts/bench.mjs next to the bench-only addon):
+ *   node .bench/bench.mjs [--max-mib N] [--min-mib N] [--sizes 256,1024] [--reps N] [--json FILE]
  * --sizes (output MiB, comma-separated) replaces the default 16, 64, 256, 1024, 2048, 4096 series.
+ * The addon is .bench/sgfp4_vulkan_bench.node beside the bundle, or SGFP4_VULKAN_BENCH_ADDON.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { halfBitsToFloatBits, parse, type Shape } from "@sgfp4/format";
-import { benchmark, decode, info } from "../src/index.js";
-import { firstBitDifference, randomV1, randomV2, rng } from "../test/construct.js";
+import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
+import { decode, info } from "../src/index.js";
+
+interface KernelResult {
+  decodeNs: number[];
+  candidateNs: number[];
+  copyBufferNs: number[];
+  copyShaderNs: number[];
+  batch: number;
+  outputBytes: number;
+  streamBytes: number;
+  leafTableBytes: number;
+  dispatches: number;
+}
+const here = dirname(fileURLToPath(import.meta.url));
+const benchAddonPath = process.env.SGFP4_VULKAN_BENCH_ADDON ?? join(here, "sgfp4_vulkan_bench.node");
+process.env.SGFP4_VULKAN_ADDON ??= benchAddonPath; // the public API and the timings share one device
+const benchAddon = createRequire(import.meta.url)(benchAddonPath) as {
+  kernel(bytes: Uint8Array, profile: string, rows: number, cols: number, o: object): KernelResult;
+};
 
 const args = process.argv.slice(2);
 const arg = (name: string, dflt: number): number => {
@@ -27,7 +49,7 @@ const defaultSizes: number[] = [];
 for (let mib = minMiB; mib <= maxMiB; mib *= 4) defaultSizes.push(...(mib === 1024 ? [1024, 2048] : [mib]));
 const sizeList = args.includes("--sizes") ? args[args.indexOf("--sizes") + 1]!.split(",").map(Number) : defaultSizes;
 const jsonOut = args.includes("--json") ? args[args.indexOf("--json") + 1]! : undefined;
-const packageRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
+const packageRoot = join(here, "..");
 
 // ---- fast container generators (the writer's per-code arrays would be too slow at 4 GiB) ----
 
@@ -236,9 +258,10 @@ function constructed(): { passed: number; failed: number } {
   let passed = 0, failed = 0;
   const shapes: Shape[] = [[1, 1], [3, 200], [65, 63], [130, 70], [200, 129]];
   for (let s = 1; s <= 20; s++) {
-    const r = rng(1000 + s);
+    const r = new Rng(1000 + s);
     const shape = shapes[s % shapes.length]!;
-    for (const [profile, built] of [["v1", randomV1(r, shape)], ["v2", randomV2(r, shape)]] as const) {
+    for (const profile of ["v1", "v2"] as const) {
+      const built = generateValid(r, { profile, shape });
       if (firstBitDifference(decode(built.bytes, { profile, shape }), built.expected) === -1) passed++;
       else failed++;
     }
@@ -286,24 +309,28 @@ const cols = 4096;
       const bytes = profile === "v1" ? makeV1(shape) : makeV2(shape);
       const genMs = performance.now() - t0;
       const limits = { maxOutputBytes: 2 ** 34 };
-      const r = benchmark(bytes, { profile, shape, limits, reps, warmup: 2 });
+      const r = benchAddon.kernel(bytes, profile, shape[0], shape[1], { maxOutputBytes: limits.maxOutputBytes, reps, warmup: 2 });
+      const decodeMedianNs = median(r.decodeNs);
+      const copyMedianNs = Math.min(median(r.copyBufferNs), median(r.copyShaderNs));
+      const copyGBps = (2 * r.outputBytes) / copyMedianNs;
+      const decodeGBps = (r.streamBytes + r.outputBytes) / decodeMedianNs;
       const row: Row = {
         profile,
         outMiB: m,
         streamMiB: bytes.length / 2 ** 20,
         leafTableMiB: r.leafTableBytes / 2 ** 20,
         dispatches: r.dispatches,
-        decodeMs: r.decodeMedianNs / 1e6,
-        baselineMs: median(r.decodeBaselineNs) / 1e6,
-        baselineRatio: (bytes.length + r.outputBytes) / median(r.decodeBaselineNs) / r.copyGBps,
+        decodeMs: decodeMedianNs / 1e6,
+        baselineMs: median(r.candidateNs) / 1e6,
+        baselineRatio: (bytes.length + r.outputBytes) / median(r.candidateNs) / copyGBps,
         batch: r.batch,
         copyBufferMs: median(r.copyBufferNs) / 1e6,
         copyShaderMs: median(r.copyShaderNs) / 1e6,
-        decodeGBps: r.decodeGBps,
-        copyGBps: r.copyGBps,
-        ratio: r.ratioToCopy,
+        decodeGBps,
+        copyGBps,
+        ratio: decodeGBps / copyGBps,
       };
-      // End-to-end to host memory (validation in JS, native parse, upload, decode, download).
+      // End-to-end to host memory (native validation, upload, decode, download into a new array).
       if (m <= 1024) {
         const times: number[] = [];
         let out: Float32Array | undefined;

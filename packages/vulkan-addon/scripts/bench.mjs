@@ -1,12 +1,14 @@
-// Bundles bench/bench.ts (with @sgfp4/format and node-gyp-build) into .bench/bench.mjs, a single
-// file that runs on a machine with only Node.js (the GPU machine), then runs it unless
-// --bundle-only. Other arguments go to the benchmark (--max-mib, --min-mib, --reps, --json).
+// Builds the bench-only addon (scripts/build-bench.mjs) into .bench/ and bundles bench/bench.ts
+// (with @sgfp4/format and @sgfp4/testkit) into .bench/bench.mjs beside it: a folder that runs on
+// a machine with only Node.js (the GPU machine). Then runs it unless --bundle-only. Other
+// arguments go to the benchmark (--max-mib, --min-mib, --sizes, --reps, --json).
 import { execFileSync } from "node:child_process";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { build } from "esbuild";
+import { buildBenchAddon } from "./build-bench.mjs";
+import { packageRoot as root } from "./native-sources.mjs";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+buildBenchAddon();
 const outfile = join(root, ".bench", "bench.mjs");
 await build({
   entryPoints: [join(root, "bench", "bench.ts")],
@@ -15,7 +17,7 @@ await build({
   format: "esm",
   target: "node20",
   outfile,
-  // node-gyp-build loads the .node file with require(); give the ESM bundle one.
+  // the addon loader uses require(); give the ESM bundle one
   banner: { js: 'import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);' },
   logLevel: "warning",
 });
