@@ -29,3 +29,32 @@ describe("decodeParallel equals decode bit for bit", () => {
     results.forEach((r, i) => expect(firstBitDifference(r, decode(streams[i]!, { profile: "v2", shape }))).toBe(-1));
   });
 });
+
+describe("decodeParallel on worker threads (outputs large enough to be split)", () => {
+  const shape = [64 * 40 - 5, 1000] as const; // 10 MiB of f32, cropped: several workers, many bands
+
+  it("v1 and v2: bits equal decode(), f32 and f16", async () => {
+    const rnd = new Rng(77);
+    for (const profile of ["v1", "v2"] as const) {
+      const bytes = generateValid(rnd, { profile, shape }).bytes;
+      const got = await decodeParallel(bytes, { profile, shape, threads: 3 });
+      expect(got.buffer).toBeInstanceOf(SharedArrayBuffer);
+      expect(firstBitDifference(got, decode(bytes, { profile, shape }))).toBe(-1);
+      const half = await decodeParallel(bytes, { profile, shape, threads: 3, format: "f16" });
+      expect(Buffer.from(half.buffer).equals(Buffer.from(decode(bytes, { profile, shape, format: "f16" }).buffer))).toBe(true);
+    }
+  }, 60_000);
+
+  it("a fault in a record of a middle band gives parse()'s code; the pool decodes the next stream correctly", async () => {
+    const rnd = new Rng(78);
+    const c = generateValid(rnd, { profile: "v2", shape, gaps: false });
+    const bad = c.bytes.slice();
+    const view = new DataView(bad.buffer);
+    const blocks = view.getUint32(5, true);
+    const middle = Math.floor(blocks / 2);
+    view.setUint32(16 + 4 * middle, view.getUint32(16 + 4 * (middle - 1), true), true); // offset not above the previous one
+    await expect(decodeParallel(bad, { profile: "v2", shape, threads: 3 })).rejects.toMatchObject({ code: "NONMONOTONIC_OFFSET" });
+    const ok = await decodeParallel(c.bytes, { profile: "v2", shape, threads: 3 });
+    expect(firstBitDifference(ok, c.expected)).toBe(-1);
+  }, 60_000);
+});

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse, tiling, type Container } from "@sgfp4/format";
 import { BAND_MIN_OUTPUT_BYTES } from "../src/layouts.js";
-import { validateLeafTable } from "../src/validate.js";
+import { buildLeafTable, validateLeafTable } from "../src/validate.js";
 import { bandedDecodeV1, fusedDecodeV2 } from "./kernel-harness.js";
 import { createOutput, decode, decodeInto, decodeReference } from "../src/index.js";
 import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
@@ -323,6 +323,25 @@ describe("output bands (outputs over BAND_MIN_OUTPUT_BYTES)", () => {
       const c = generateValid(rng, { profile, shape });
       decodeInto(c.bytes, { profile, shape }, out);
       expect(firstBitDifference(c.expected, out), profile).toBe(-1);
+    }
+  }, 60_000);
+});
+
+describe("buildLeafTable (entry @sgfp4/cpu-decoder/validate)", () => {
+  it("every golden vector: parse()'s leaf table and first leaves, or parse()'s exact error code", () => {
+    for (const v of vectors) {
+      const bytes = new Uint8Array(readFileSync(join(vectorsDir, v.container)));
+      const opts = { profile: v.profile, shape: v.shape };
+      if (v.expect.reject) {
+        expect(errorCode(() => buildLeafTable(bytes, opts)), v.id).toBe(v.expect.reject);
+        continue;
+      }
+      const got = buildLeafTable(bytes, opts);
+      const parsed = parse(bytes, opts);
+      expect([...got.leafTable], v.id).toEqual([...parsed.leafTable]);
+      expect(got.leafCount).toBe(parsed.leafCount);
+      expect([...got.blockFirst], v.id).toEqual([...parsed.blocks.map((b) => b.firstLeaf), parsed.leafCount]);
+      expect([got.profile, got.tilesY, got.tilesX, [...got.shape]]).toEqual([parsed.profile, parsed.tilesY, parsed.tilesX, [...parsed.shape]]);
     }
   }, 60_000);
 });
