@@ -36,7 +36,7 @@ export function kernelAvailable(): boolean {
  *
  * Why not return a view of a per-call WebAssembly.Memory: fresh wasm memory is always freshly
  * mmapped, so every output page faults on first touch, while the JS allocator often reuses
- * already-mapped memory. Measured (BENCHMARKS.md), decoding band by band into cache-sized scratch
+ * already-mapped memory. Measured (docs/history/cpu-decoder-benchmarks.md), decoding band by band into cache-sized scratch
  * and copying into a new array is several times faster up to tens of MiB and no slower beyond.
  */
 export function decode(bytes: Uint8Array, opts: DecodeOptions & { format?: "f32" }): Float32Array;

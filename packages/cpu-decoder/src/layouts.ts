@@ -83,7 +83,7 @@ export const BAND_BYTES = 256 * 1024;
 export const BLOCK_BYTES = 64 * 64 * 4;
 /**
  * Outputs up to this size are written directly: they stay in cache, where the band's copy is pure
- * overhead (measured ~20% slower at 4 MiB, ~20-35% faster at 16 MiB; BENCHMARKS.md run 4).
+ * overhead (measured ~20% slower at 4 MiB, ~20-35% faster at 16 MiB; docs/history/cpu-decoder-benchmarks.md run 4).
  */
 export const BAND_MIN_OUTPUT_BYTES = 8 * 1024 * 1024;
 /** Macroblocks per band chunk, 0 for no band. */
