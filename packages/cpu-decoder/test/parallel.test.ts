@@ -2,7 +2,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { decode } from "../src/index.js";
 import { decodeParallel, terminateWorkers } from "../src/parallel.js";
 import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
+import { parse } from "@sgfp4/format";
 import { SHAPES } from "./helpers.js";
+import { mutate } from "../../../tools/fuzz/src/mutate.js";
 
 afterAll(() => terminateWorkers());
 
@@ -57,4 +59,41 @@ describe("decodeParallel on worker threads (outputs large enough to be split)", 
     const ok = await decodeParallel(c.bytes, { profile: "v2", shape, threads: 3 });
     expect(firstBitDifference(ok, c.expected)).toBe(-1);
   }, 60_000);
+});
+
+describe("decodeParallel on mutated streams large enough for several workers", () => {
+  const codeOf = async (run: () => Promise<unknown>) => {
+    try {
+      await run();
+    } catch (e) {
+      return (e as { code?: string }).code ?? `not an Sgfp4Error: ${String(e)}`;
+    }
+    return "decoded";
+  };
+
+  it("each mutation: parse()'s code, or decode()'s bits (f32 and bf16)", async () => {
+    const rnd = new Rng(79);
+    let rejected = 0;
+    for (let i = 0; i < 24; i++) {
+      const profile = i % 3 === 0 ? "v1" : "v2";
+      const c = generateValid(rnd, { profile, shape: [64 * rnd.int(20, 34) - rnd.int(0, 63), 1024 + rnd.int(0, 100)] });
+      const m = mutate(rnd, c);
+      const opts = { profile: m.profile, shape: m.shape, threads: 3 } as const;
+      let want = "decoded";
+      try {
+        parse(m.bytes, opts);
+      } catch (e) {
+        want = (e as { code: string }).code;
+      }
+      expect(await codeOf(() => decodeParallel(m.bytes, opts)), `case ${i} ${m.ops.join(",")}`).toBe(want);
+      if (want !== "decoded") {
+        rejected++;
+        continue;
+      }
+      expect(firstBitDifference(await decodeParallel(m.bytes, opts), decode(m.bytes, opts)), `case ${i}`).toBe(-1);
+      const half = await decodeParallel(m.bytes, { ...opts, format: "bf16" });
+      expect(Buffer.from(half.buffer).equals(Buffer.from(decode(m.bytes, { ...opts, format: "bf16" }).buffer)), `case ${i} bf16`).toBe(true);
+    }
+    expect(rejected).toBeGreaterThan(8);
+  }, 120_000);
 });
