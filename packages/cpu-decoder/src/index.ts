@@ -18,8 +18,8 @@ import { decodeParsed, expandParsed } from "./parsed.js";
 import { fastRequest } from "./request.js";
 import { fusedBands, validatedBands } from "./routes.js";
 
-export type { DecodeOptions, DecodedArray, OutputFormat } from "./options.js";
-export { OUTPUT_FORMATS } from "./options.js";
+export type { DecodeOptions } from "./options.js";
+export type { ConformanceBackend, DecodedArray, Decoder, OutputFormat } from "@sgfp4/format";
 export { decodeReference } from "./reference.js";
 export { preloadKernel } from "./kernel.js";
 export { createOutput, isKernelOutput, type OutputOptions } from "./arena.js";

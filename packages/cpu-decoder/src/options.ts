@@ -1,9 +1,6 @@
-import { Sgfp4Error, parse, type Container } from "@sgfp4/format";
+import { OUTPUT_FORMATS, Sgfp4Error, parse, type Container, type OutputFormat } from "@sgfp4/format";
 
-/** Output element formats (BRIEF / @sgfp4/format's Decoder interface): f16 and bf16 are bit patterns in a Uint16Array. */
-export type OutputFormat = "f32" | "f16" | "bf16";
-export type DecodedArray = Float32Array | Uint16Array;
-export const OUTPUT_FORMATS: readonly OutputFormat[] = ["f32", "f16", "bf16"];
+export type { DecodedArray, OutputFormat } from "@sgfp4/format";
 
 export interface DecodeOptions {
   profile: "v1" | "v2" | "auto";
