@@ -6,7 +6,8 @@
  *
  * Routes (each validates a valid stream once; on "not ok" parse() runs to throw the exact error):
  * - decode, v2: one pass, band by band (routes.ts fusedBands); v1: validate, then bands.
- * - decodeInto a plain array: validate whole, then bands (a rejected stream writes nothing).
+ * - decodeInto a plain array: as decode, into the caller's array (after an error its contents
+ *   are unspecified: the bands before a faulty v2 record have been written).
  * - decodeInto a createOutput array: the kernel writes in place (arena.ts).
  * - anything else (very wide tensors, no wasm SIMD): parse() and its leaf table (parsed.ts).
  */
@@ -57,7 +58,8 @@ export function decode(bytes: Uint8Array, opts: DecodeOptions): DecodedArray {
  * decodeInto: the caller's array (length O*I; a Float32Array, or a Uint16Array for f16/bf16)
  * receives the output. An array from createOutput() (or a subarray of it) is written by the
  * kernel in place, with no copy; any other array gets the output through cache-sized bands. When
- * it throws on a v2 stream, a createOutput() array may already hold the records before the fault.
+ * it throws on a v2 stream, `out` may already hold the rows before the fault (each record is
+ * validated as it is expanded, so a valid stream is read once); v1 streams are validated first.
  */
 export function decodeInto(bytes: Uint8Array, opts: DecodeOptions, out: DecodedArray): void {
   const format = formatOf(opts);
@@ -67,8 +69,9 @@ export function decodeInto(bytes: Uint8Array, opts: DecodeOptions, out: DecodedA
     const inPlace = format === "f32" ? decodeInPlace(bytes, r, out as Float32Array) : NO_ROOM;
     if (inPlace === true) return;
     if (inPlace !== INVALID) {
-      const lazyOut = () => (checkOutLength(out, r.rows, r.cols), out);
-      if (validatedBands(bytes, r, { tilesY: r.tilesY, rows: r.rows, cols: r.cols, format, out: lazyOut })) return;
+      // the length is checked once the first band is known to be valid (parse() orders its errors so)
+      const target = { tilesY: r.tilesY, rows: r.rows, cols: r.cols, format, out: () => (checkOutLength(out, r.rows, r.cols), out) };
+      if (r.profile === "v2" ? fusedBands(bytes, r, target) : validatedBands(bytes, r, target)) return;
     }
   }
   // not ok (parse() throws the exact error), or a route the fast paths do not take

@@ -13,8 +13,9 @@ import { scratchMemory } from "./scratch.js";
 /**
  * v2 in one pass: each band of macroblock rows is validated and expanded record by record
  * (validate_decode_v2_rows) and copied out. The records before a fault have been written when it
- * answers null, so it suits outputs that are dropped on a fault (decode's new array, allocated
- * only once the first band has passed: a short hostile stream with a huge shape allocates none).
+ * answers null (decode drops its new array, allocated only once the first band has passed, so a
+ * short hostile stream with a huge shape allocates none; decodeInto documents that its output is
+ * unspecified after an error).
  */
 export function fusedBands(bytes: Uint8Array, r: FastRequest, target: BandTarget): DecodedArray | null {
   const module = kernelModule();
@@ -33,8 +34,9 @@ export function fusedBands(bytes: Uint8Array, r: FastRequest, target: BandTarget
 }
 
 /**
- * v1 or v2: the whole stream is validated first (the wasm validator writes the leaf table into
- * scratch memory), then expanded band by band. A rejected stream writes nothing.
+ * The whole stream is validated first (the wasm validator writes the leaf table into scratch
+ * memory), then expanded band by band; a rejected stream writes nothing. Used for v1, whose
+ * validation is cheap (one leaf per block); v2 takes the one pass above.
  */
 export function validatedBands(bytes: Uint8Array, r: FastRequest, target: BandTarget): DecodedArray | null {
   const module = kernelModule();
