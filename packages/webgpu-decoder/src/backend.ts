@@ -1,11 +1,21 @@
-/** The conformance backend `webgpu` (docs/ARCHITECTURE.md). */
-import type { ConformanceBackend, Shape } from "@sgfp4/format";
-
-export type { ConformanceBackend };
+/** The decoder `webgpu` of the kit's registry (docs/ARCHITECTURE.md): the shared Decoder interface. */
+import { Sgfp4Error, type ConformanceBackend, type Profile, type Shape } from "@sgfp4/format";
 import { WebGpuDecoder, type WebGpuDecoderOptions } from "./decoder.js";
+import { OUTPUT_FORMATS, type DecodedArray, type OutputFormat } from "./formats.js";
 import { requestDevice } from "./gpu.js";
 
-export function createConformanceBackend(options: WebGpuDecoderOptions = {}): ConformanceBackend {
+export type { ConformanceBackend };
+
+/** The BRIEF's `Decoder` shape (to be typed by @sgfp4/format's `Decoder` once it exports it). */
+export interface WebGpuBackend {
+  readonly name: "webgpu";
+  readonly formats: readonly OutputFormat[];
+  available(): Promise<{ ok: true; detail?: string } | { ok: false; reason: string }>;
+  decode(bytes: Uint8Array, req: { profile: Profile; shape: Shape; format?: OutputFormat }): Promise<DecodedArray>;
+  close(): Promise<void>;
+}
+
+export function createDecoder(options: WebGpuDecoderOptions = {}): WebGpuBackend {
   let state: Promise<{ decoder: WebGpuDecoder; detail: string } | { error: string }> | undefined;
   const open = () =>
     (state ??= requestDevice().then((r) => {
@@ -16,22 +26,28 @@ export function createConformanceBackend(options: WebGpuDecoderOptions = {}): Co
     }));
   return {
     name: "webgpu",
+    formats: OUTPUT_FORMATS,
     async available() {
       const s = await open();
       return "error" in s ? { ok: false, reason: s.error } : { ok: true, detail: s.detail };
     },
-    async decode(bytes, opts) {
+    async decode(bytes, req) {
       const s = await open();
-      if ("error" in s) {
-        const { Sgfp4Error } = await import("@sgfp4/format");
-        throw new Sgfp4Error("BACKEND_FAILURE", s.error);
-      }
-      return s.decoder.decode(bytes, { profile: opts.profile, shape: opts.shape as Shape });
+      if ("error" in s) throw new Sgfp4Error("BACKEND_FAILURE", s.error);
+      return s.decoder.decode(bytes, { profile: req.profile, shape: req.shape, format: req.format });
     },
     async close() {
       const s = state && (await state);
       state = undefined;
-      if (s && !("error" in s)) s.decoder.device.destroy();
+      if (s && !("error" in s)) {
+        s.decoder.destroy();
+        s.decoder.device.destroy();
+      }
     },
   };
+}
+
+/** @deprecated use `createDecoder` (kept for one release). */
+export function createConformanceBackend(options: WebGpuDecoderOptions = {}): ConformanceBackend {
+  return createDecoder(options) as unknown as ConformanceBackend;
 }
