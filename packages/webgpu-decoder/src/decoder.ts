@@ -58,6 +58,8 @@ export interface WebGpuDecoderOptions {
    * mappedAtCreation (no GPU copy, an allocation per call). Both measured in the load benchmark.
    */
   upload?: "staging" | "mapped";
+  /** Inputs (containers, leaf tables) per submission of a batch, bytes (default 64 MiB); a larger tensor goes alone. */
+  submitBytes?: number;
 }
 
 // The numeric usage flags are fixed by the WebGPU spec; using them directly avoids needing the
@@ -66,8 +68,6 @@ export const USAGE = { MAP_READ: 0x1, MAP_WRITE: 0x2, COPY_SRC: 0x4, COPY_DST: 0
 /** Usage the caller's output buffer needs (GPUBufferUsage.STORAGE). */
 export const OUTPUT_USAGE = USAGE.STORAGE;
 const INPUT_USAGE = USAGE.STORAGE | USAGE.UNIFORM;
-/** Inputs of one submission of a batch; larger single tensors go alone. */
-const GROUP_BYTES = 64 * 1024 * 1024;
 
 /** A validated container uploaded to the device with its lookup tables, ready to be decoded any number of times. */
 export class PreparedContainer {
@@ -114,6 +114,7 @@ export class WebGpuDecoder {
   private readonly maxInputBytes: number;
   private readonly validate: StreamValidator;
   private readonly upload: "staging" | "mapped";
+  private readonly submitBytes: number;
   private readonly kernels: Kernels;
   private readonly pool: BufferPool;
   private readonly serial = new Serial();
@@ -132,6 +133,7 @@ export class WebGpuDecoder {
     this.maxInputBytes = options.maxInputBytes ?? Number.POSITIVE_INFINITY;
     this.validate = options.validator ?? parseValidator;
     this.upload = options.upload ?? "staging";
+    this.submitBytes = options.submitBytes ?? 64 * 1024 * 1024;
     this.kernels = new Kernels(device);
     this.pool = new BufferPool(device);
   }
@@ -295,14 +297,14 @@ export class WebGpuDecoder {
   }
 
   /**
-   * Upload, prep and decode `placed` in submissions of up to GROUP_BYTES of inputs, alternating
+   * Upload, prep and decode `placed` in submissions of up to `submitBytes` of inputs, alternating
    * between two staging buffers; `after` records more commands after the last decode.
    */
   private async run(placed: { job: Job; output: GPUBuffer; offset: number }[], after?: (encoder: GPUCommandEncoder) => void): Promise<void> {
     const groups: (typeof placed)[] = [];
     let size = Number.POSITIVE_INFINITY;
     for (const p of placed) {
-      if (size + p.job.regionBytes > GROUP_BYTES) {
+      if (size + p.job.regionBytes > this.submitBytes) {
         groups.push([]);
         size = 0;
       }

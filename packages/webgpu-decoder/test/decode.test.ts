@@ -6,14 +6,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LAYOUT, Sgfp4Error, bitsToFloat32, float32Bits, halfToFloat, parse, writeV1, writeV2, type Shape } from "@sgfp4/format";
 import { WebGpuDecoder } from "../src/decoder.js";
-import { requestDevice } from "../src/gpu.js";
 import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
 import { referenceDecode } from "./reference.js";
-
-const got = await requestDevice();
-const noGpu = "error" in got ? got.error : undefined;
-if (noGpu) console.warn(`webgpu-decoder tests skipped: ${noGpu}`);
-const device = "error" in got ? undefined : got.device;
+import { device, noGpu } from "./device.js";
 
 const bits = (a: Float32Array) => Array.from(new Uint32Array(a.buffer, a.byteOffset, a.length));
 
