@@ -218,9 +218,10 @@ export class WebGpuDecoder {
    * one throws (its code, and a message naming the tensor) before anything is uploaded or written.
    * Inputs go up in submissions of up to 64 MiB of containers, the host filling one staging
    * buffer while the GPU copies and decodes the previous one. Outputs: one new buffer per tensor,
-   * or with `arena` sub-ranges (256-byte aligned) of one new buffer.
+   * or with `arena` sub-ranges (256-byte aligned, in order) of one new buffer, or of the caller's
+   * buffer (usage STORAGE) when `arena` is one.
    */
-  async decodeMany(tensors: readonly TensorInput[], opts: { arena?: boolean } = {}): Promise<DecodedTensor[]> {
+  async decodeMany(tensors: readonly TensorInput[], opts: { arena?: boolean | GPUBuffer } = {}): Promise<DecodedTensor[]> {
     const jobs = tensors.map((t) => {
       try {
         return this.plan(t.name, t.bytes, t);
@@ -235,8 +236,10 @@ export class WebGpuDecoder {
       if (opts.arena) {
         let at = 0;
         const offsets = jobs.map((j) => ((at = align(at, 256)), (at += align(j.outputBytes, 4)), at - align(j.outputBytes, 4)));
-        const arena = this.newOutput(Math.max(at, 16), "sgfp4-arena");
-        created.push(arena);
+        const given = typeof opts.arena === "object" ? opts.arena : undefined;
+        if (given && given.size < at) throw new Sgfp4Error("INVALID_ARGUMENT", `arena of ${given.size} bytes cannot hold the ${at} bytes of these tensors`);
+        const arena = given ?? this.newOutput(Math.max(at, 16), "sgfp4-arena");
+        if (!given) created.push(arena);
         placed = jobs.map((job, i) => ({ job, output: arena, offset: offsets[i]! }));
       } else {
         placed = jobs.map((job) => {
@@ -272,14 +275,14 @@ export class WebGpuDecoder {
     return job.format === "f32" ? new Float32Array(host, 0, elements) : new Uint16Array(host, 0, elements);
   }
 
-  /** Copy `byteLength` bytes of `buffer` (COPY_SRC) to the host (one host copy). */
-  async readBack(buffer: GPUBuffer, byteLength: number): Promise<Float32Array> {
+  /** Copy `byteLength` bytes of `buffer` (COPY_SRC) from `offset` (a multiple of 4) to the host (one host copy). */
+  async readBack(buffer: GPUBuffer, byteLength: number, offset = 0): Promise<Float32Array> {
     const n = align(byteLength, 4);
     const host = await this.serial.run(() =>
       this.guard(async () => {
         const readback = this.pool.get("readback", n, USAGE.MAP_READ | USAGE.COPY_DST);
         const encoder = this.device.createCommandEncoder();
-        encoder.copyBufferToBuffer(buffer, 0, readback, 0, n);
+        encoder.copyBufferToBuffer(buffer, offset, readback, 0, n);
         this.device.queue.submit([encoder.finish()]);
         return this.mapCopy(readback, n);
       }),
