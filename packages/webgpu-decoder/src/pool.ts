@@ -32,7 +32,7 @@ export class BufferPool {
   /** A MAP_WRITE staging buffer of at least `size` bytes, mapped, with its whole range. */
   async staging(key: string, size: number): Promise<{ buffer: GPUBuffer; range: Uint8Array; done(): void }> {
     let s = this.stagings.get(key);
-    if (s) await s.ready.catch(() => undefined);
+    if (s) await s.ready;
     if (!s || s.buffer.size < size || s.buffer.mapState !== "mapped") {
       s?.buffer.destroy();
       const buffer = this.device.createBuffer({ size: grow(size), usage: MAP_WRITE | COPY_SRC, mappedAtCreation: true, label: `sgfp4-${key}` });
@@ -45,7 +45,8 @@ export class BufferPool {
       range: new Uint8Array(staging.buffer.getMappedRange(0, size)),
       // after the copy out of it is submitted: map again for the next call
       done: () => {
-        staging.ready = staging.buffer.mapAsync(MAP_WRITE);
+        // handled here: on a lost or destroyed device it rejects, and the next call makes a new one
+        staging.ready = staging.buffer.mapAsync(MAP_WRITE).catch(() => undefined);
       },
     };
   }
