@@ -6,7 +6,7 @@
  * leaf table, and the decode. Device buffers and staging are pooled per decoder (pool.ts).
  */
 import { Sgfp4Error, type Limits, type Profile, type Shape } from "@sgfp4/format";
-import type { DecodedArray, OutputFormat } from "./formats.js";
+import { OUTPUT_FORMATS, type DecodedArray, type OutputFormat } from "./formats.js";
 import { parseValidator, planJob, writeJob, type Job, type JobLimits, type StreamValidator } from "./job.js";
 import { PIECE_ALIGN } from "./job.js";
 import { align } from "./plan.js";
@@ -150,8 +150,10 @@ export class WebGpuDecoder {
 
   /** Validate and plan (every rejection happens here, before any device call). */
   private plan(name: string, bytes: Uint8Array, opts: DecodeOptions): Job {
+    const format = opts.format ?? "f32";
+    if (!OUTPUT_FORMATS.includes(format)) throw new Sgfp4Error("INVALID_ARGUMENT", `output format ${String(format)} is not one of ${OUTPUT_FORMATS.join(", ")}`);
     const stream = this.validate(bytes, { profile: opts.profile, shape: opts.shape, limits: opts.limits });
-    return planJob(name, bytes, stream, opts.format ?? "f32", this.limits);
+    return planJob(name, bytes, stream, format, this.limits);
   }
 
   /** Validate and upload once; the lookup tables are built at once on the GPU (submitted, not awaited). */
