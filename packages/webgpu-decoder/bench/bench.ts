@@ -224,8 +224,9 @@ async function main() {
   const results: Record<string, unknown>[] = [];
   const maxBind = device.limits.maxStorageBufferBindingSize;
   for (const mib of sizesMiB) {
-    const outBytes = mib * 1024 * 1024;
-    const shape: Shape = [outBytes / 4 / COLS, COLS];
+    // --sizes counts f32 output; f16/bf16 outputs of the same shape are half that, and so is their copy
+    const shape: Shape = [(mib * 1024 * 1024) / 4 / COLS, COLS];
+    const outBytes = shape[0] * COLS * (format === "f32" ? 4 : 2);
     const iters = Math.max(3, Math.min(maxIters, Math.ceil((4 * 1024 ** 3) / outBytes)));
     // copy yardstick: src and dst of the output's size, bound in windows if over one binding
     const src = device.createBuffer({ size: outBytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
