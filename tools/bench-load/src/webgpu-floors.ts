@@ -43,7 +43,8 @@ export class GpuFloors {
     const staging = this.device.createBuffer({ size: total, usage: U.MAP_WRITE | U.COPY_SRC, mappedAtCreation: true });
     try {
       const write = await medianMs(async () => {
-        parts.forEach((p, i) => this.device.queue.writeBuffer(dst, offsets[i]!, p, 0, p.length & ~3));
+        // encoder output lives in ArrayBuffers (writeBuffer takes no SharedArrayBuffer view)
+        parts.forEach((p, i) => this.device.queue.writeBuffer(dst, offsets[i]!, p as Uint8Array<ArrayBuffer>, 0, p.length & ~3));
         await this.device.queue.onSubmittedWorkDone();
       }, this.reps);
       const mapped = await medianMs(async () => {
