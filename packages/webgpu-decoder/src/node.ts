@@ -31,3 +31,4 @@ export async function createNodeDecoder(options: WebGpuDecoderOptions & DeviceRe
 }
 
 export { requestDevice };
+export { decodeModelFolder, type ModelFolderOptions } from "./model-folder.js";
