@@ -10,7 +10,7 @@ import { decodeModelFolder } from "../src/model-folder.js";
 import { device, noGpu } from "./device.js";
 
 const SHAPES: Shape[] = [[130, 70], [64, 256], [3, 200]];
-const cases = SHAPES.map((shape, i) => ({ name: `blk.${i}.w`, shape, ...generateValid(new Rng(4200 + i), { profile: i % 2 ? "v1" : "v2", shape }) }));
+const cases = SHAPES.map((shape, i) => ({ name: `blk.${i}.w`, ...generateValid(new Rng(4200 + i), { profile: i % 2 ? "v1" : "v2", shape }) }));
 const folder = mkdtempSync(join(tmpdir(), "sgfp4-webgpu-model-"));
 const manifest: Manifest = {
   format: MANIFEST_FORMAT,
