@@ -5,4 +5,4 @@ export * from "./parse.js";
 export * from "./writer.js";
 export * from "./validate.js";
 export * from "./manifest.js";
-export * from "./backend.js";
+export * from "./decoder.js";

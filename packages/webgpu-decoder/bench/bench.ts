@@ -13,7 +13,7 @@
 import { LAYOUT, UNIFORM_LEAF_SIZE, parse, payloadBytes, writeV1, type Shape } from "@sgfp4/format";
 import { firstBitDifference, referenceDecode } from "../test/reference.js";
 import { WebGpuDecoder } from "../src/decoder.js";
-import type { OutputFormat } from "../src/formats.js";
+import type { OutputFormat } from "@sgfp4/format";
 import { COPY_SHADER } from "../src/shader.js";
 
 const args = process.argv.slice(2);

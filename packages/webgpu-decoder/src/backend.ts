@@ -1,21 +1,12 @@
-/** The decoder `webgpu` of the kit's registry (docs/ARCHITECTURE.md): the shared Decoder interface. */
-import { Sgfp4Error, type ConformanceBackend, type Profile, type Shape } from "@sgfp4/format";
+/** The decoder `webgpu` (the Decoder interface of @sgfp4/format, docs/ARCHITECTURE.md). */
+import { OUTPUT_FORMATS, Sgfp4Error, requestedFormat, type Decoder } from "@sgfp4/format";
 import { WebGpuDecoder, type WebGpuDecoderOptions } from "./decoder.js";
-import { OUTPUT_FORMATS, type DecodedArray, type OutputFormat } from "./formats.js";
 import { requestDevice } from "./gpu.js";
 
-export type { ConformanceBackend };
+export type { ConformanceBackend, Decoder } from "@sgfp4/format";
 
-/** The BRIEF's `Decoder` shape (to be typed by @sgfp4/format's `Decoder` once it exports it). */
-export interface WebGpuBackend {
-  readonly name: "webgpu";
-  readonly formats: readonly OutputFormat[];
-  available(): Promise<{ ok: true; detail?: string } | { ok: false; reason: string }>;
-  decode(bytes: Uint8Array, req: { profile: Profile; shape: Shape; format?: OutputFormat }): Promise<DecodedArray>;
-  close(): Promise<void>;
-}
-
-export function createDecoder(options: WebGpuDecoderOptions = {}): WebGpuBackend {
+export function createDecoder(options: WebGpuDecoderOptions = {}): Decoder {
+  const formats = OUTPUT_FORMATS; // the kernel writes f32, f16 and bf16
   let state: Promise<{ decoder: WebGpuDecoder; detail: string } | { error: string }> | undefined;
   const open = () =>
     (state ??= requestDevice().then((r) => {
@@ -26,15 +17,16 @@ export function createDecoder(options: WebGpuDecoderOptions = {}): WebGpuBackend
     }));
   return {
     name: "webgpu",
-    formats: OUTPUT_FORMATS,
+    formats,
     async available() {
       const s = await open();
       return "error" in s ? { ok: false, reason: s.error } : { ok: true, detail: s.detail };
     },
     async decode(bytes, req) {
+      const format = requestedFormat(req, formats, "webgpu");
       const s = await open();
       if ("error" in s) throw new Sgfp4Error("BACKEND_FAILURE", s.error);
-      return s.decoder.decode(bytes, { profile: req.profile, shape: req.shape, format: req.format });
+      return s.decoder.decode(bytes, { profile: req.profile, shape: req.shape, format });
     },
     async close() {
       const s = state && (await state);
@@ -47,7 +39,5 @@ export function createDecoder(options: WebGpuDecoderOptions = {}): WebGpuBackend
   };
 }
 
-/** @deprecated use `createDecoder` (kept for one release). */
-export function createConformanceBackend(options: WebGpuDecoderOptions = {}): ConformanceBackend {
-  return createDecoder(options) as unknown as ConformanceBackend;
-}
+/** @deprecated use createDecoder; kept for one release. */
+export const createConformanceBackend = createDecoder;

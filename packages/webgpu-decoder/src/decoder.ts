@@ -6,7 +6,7 @@
  * leaf table, and the decode. Device buffers and staging are pooled per decoder (pool.ts).
  */
 import { Sgfp4Error, type Limits, type Profile, type Shape } from "@sgfp4/format";
-import { OUTPUT_FORMATS, type DecodedArray, type OutputFormat } from "./formats.js";
+import { OUTPUT_FORMATS, type DecodedArray, type OutputFormat } from "@sgfp4/format";
 import { parseValidator, planJob, writeJob, type Job, type JobLimits, type StreamValidator } from "./job.js";
 import { PIECE_ALIGN } from "./job.js";
 import { align } from "./plan.js";

@@ -13,7 +13,6 @@ export {
   type DecodedTensor,
 } from "./decoder.js";
 export { parseValidator, type StreamValidator, type ValidatedStream } from "./job.js";
-export { OUTPUT_FORMATS, type OutputFormat, type DecodedArray } from "./formats.js";
-export { createDecoder, createConformanceBackend, type ConformanceBackend, type WebGpuBackend } from "./backend.js";
+export { createDecoder, createConformanceBackend, type ConformanceBackend, type Decoder } from "./backend.js";
 export { getGpu, requestDevice, type DeviceRequest } from "./gpu.js";
 export { COPY_SHADER } from "./shader.js";

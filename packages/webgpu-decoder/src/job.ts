@@ -6,7 +6,7 @@
  */
 import { Sgfp4Error, parse, type Limits, type Profile, type Shape } from "@sgfp4/format";
 import { elementBytes, paramWords, type KernelVariant } from "./shader.js";
-import type { OutputFormat } from "./formats.js";
+import type { OutputFormat } from "@sgfp4/format";
 import { LEAF_WORDS, align, compactLeaves, compactSize, planWindows, tilesOf, windowLeaves, type OutputWindow } from "./plan.js";
 
 /** A stream the host validated: its profile, shape and leaf table (docs/ARCHITECTURE.md layout). */

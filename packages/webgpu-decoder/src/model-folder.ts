@@ -8,7 +8,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { Sgfp4Error, parseManifest } from "@sgfp4/format";
 import type { DecodedTensor, WebGpuDecoder } from "./decoder.js";
-import type { OutputFormat } from "./formats.js";
+import type { OutputFormat } from "@sgfp4/format";
 
 export interface ModelFolderOptions {
   format?: OutputFormat;

@@ -16,7 +16,7 @@
  * integer logic, because WGSL lets an implementation ignore the sign of zero. f16 and bf16 outputs
  * are the round-to-nearest-even conversion of that f32, in integer arithmetic (P10).
  */
-import { OUTPUT_FORMATS, type OutputFormat } from "./formats.js";
+import { OUTPUT_FORMATS, type OutputFormat } from "@sgfp4/format";
 
 export const WORKGROUP_SIZE = 128;
 

@@ -24,6 +24,6 @@ describe("createDecoder", () => {
     expect(Array.from(await backend.decode(bytes, { ...req, format: "bf16" }))).toEqual([0xc170, 0xc150, 0xc170, 0xc150]);
     await expect(backend.decode(bytes, { ...req, format: "f64" as "f32" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
     await expect(backend.decode(bytes.subarray(1), req)).rejects.toMatchObject({ code: "SIZE_MISMATCH" });
-    await backend.close();
+    await backend.close?.();
   });
 });
