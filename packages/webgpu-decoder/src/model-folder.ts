@@ -1,3 +1,4 @@
+/// <reference types="node" />
 /**
  * Node: a model folder (manifest.json + containers, docs/manifest.md) onto the GPU in one
  * `decodeMany` call. Each container is checked against the manifest's sha256 before anything is
