@@ -5,13 +5,12 @@
  * @sgfp4/format) and builds the leaf table, once per call. Only when it rejects a stream does the
  * wrapper run @sgfp4/format's parse, to throw that reference parser's detailed error.
  */
-import { Sgfp4Error, checkShape, detectProfile, isErrorCode, parse, type Availability, type Limits, type Profile, type Shape } from "@sgfp4/format";
-import type { DecodedArray, Decoder, OutputFormat } from "./decoder-types.js";
+import { Sgfp4Error, checkShape, detectProfile, isErrorCode, parse } from "@sgfp4/format";
+import type { Availability, DecodedArray, Decoder, Limits, OutputFormat, Profile, Shape } from "@sgfp4/format";
 import { nativeAddon, type NativeOptions } from "./native.js";
 
 export { nativeAddon } from "./native.js";
-export type { Availability } from "@sgfp4/format";
-export type { DecodedArray, Decoder, DecodeRequest, OutputFormat } from "./decoder-types.js";
+export type { Availability, ConformanceBackend, DecodedArray, Decoder, DecodeRequest, OutputFormat } from "@sgfp4/format";
 
 export interface DecodeOptions {
   profile: Profile | "auto";
