@@ -14,7 +14,11 @@
         "native/src/vk_device.cpp",
         "native/src/vk_loader.cpp"
       ],
-      "include_dirs": ["<!(node -p \"require('node-addon-api').include_dir\")", "<(module_root_dir)/native/gen"],
+      "include_dirs": [
+        "<!(node -p \"require('node-addon-api').include_dir\")",
+        "<!(node -p \"require('path').join(require('path').dirname(require.resolve('@sgfp4/format/package.json')),'generated')\")",
+        "<(module_root_dir)/native/gen"
+      ],
       "defines": ["NAPI_VERSION=8", "NODE_ADDON_API_DISABLE_DEPRECATED"],
       "cflags!": ["-fno-exceptions"],
       "cflags_cc!": ["-fno-exceptions", "-fno-rtti"],

@@ -84,7 +84,7 @@ void checkAndExpand(const uint8_t* s, size_t len, const Container& c, Profile pr
       if (profile == Profile::V1) REQUIRE(log2 == 6, log2);
       REQUIRE((L[2] & 0x7c00) != 0x7c00 && (L[2] & 0x7c000000) != 0x7c000000, L[2]);  // finite FP16
       if (profile == Profile::V2) REQUIRE((L[2] & 0xf) == 0, L[2]);  // v2 bias keeps 12 bits; flags masked off
-      const uint64_t off = L[3], bytes = leafPayloadBytes(log2, mode);
+      const uint64_t off = L[3], bytes = sgfp4_leaf_payload_bytes(log2, mode);
       REQUIRE(off % (profile == Profile::V1 ? 8 : 16) == 0, off);  // the shader reads words
       REQUIRE(off >= payloadFloor && off + bytes <= len, off, len);
       if (profile == Profile::V1 && mode == 1)
@@ -142,7 +142,7 @@ void checkAndExpand(const uint8_t* s, size_t len, const Container& c, Profile pr
           code = sym == 1 ? 1 : sym == 2 ? -1 : 0;
         }
         float S, Bi;
-        const uint32_t sb = halfBitsToFloatBits(L[2] >> 16), bb = halfBitsToFloatBits(L[2] & 0xffff);
+        const uint32_t sb = sgfp4_half_to_float_bits(L[2] >> 16), bb = sgfp4_half_to_float_bits(L[2] & 0xffff);
         std::memcpy(&S, &sb, 4);
         std::memcpy(&Bi, &bb, 4);
         out[R * cols + C] = S * float(code) + Bi;

@@ -6,7 +6,7 @@ import { execFileSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { gen, packageRoot as root } from "./native-sources.mjs";
+import { formatGenerated, gen, packageRoot as root } from "./native-sources.mjs";
 
 export const benchAddon = join(root, ".bench", "sgfp4_vulkan_bench.node");
 
@@ -19,7 +19,7 @@ export function buildBenchAddon() {
   mkdirSync(dirname(benchAddon), { recursive: true });
   const flags = ["-std=c++17", "-O2", "-fPIC", "-shared", "-fexceptions", "-Wall", "-Wextra", "-Wno-missing-field-initializers"];
   const defines = ["-DSGFP4_BENCH", "-DNAPI_VERSION=8", "-DNODE_ADDON_API_DISABLE_DEPRECATED"];
-  const includes = [nodeInclude, addonApi, gen, join(root, "native", "src")].map((d) => `-I${d}`);
+  const includes = [nodeInclude, addonApi, gen, formatGenerated, join(root, "native", "src")].map((d) => `-I${d}`);
   execFileSync("g++", [...flags, ...defines, ...includes, "-o", benchAddon, ...sources, "-ldl", "-pthread", "-static-libstdc++", "-static-libgcc"], { stdio: "inherit" });
   return benchAddon;
 }

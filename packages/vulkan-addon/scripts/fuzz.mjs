@@ -13,6 +13,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { packageRoot as root, writeGoldenSeeds } from "./fuzz-seeds.mjs";
+import { formatGenerated } from "./native-sources.mjs";
 
 const args = process.argv.slice(2);
 const opt = (name, dflt) => (args.includes(name) ? args[args.indexOf(name) + 1] : dflt);
@@ -33,7 +34,7 @@ mkdirSync(kept, { recursive: true });
 const golden = writeGoldenSeeds(seeds);
 
 const bin = join(out, "parse_fuzzer");
-const flags = ["-std=c++17", "-O1", "-g", "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"];
+const flags = [`-I${formatGenerated}`, "-std=c++17", "-O1", "-g", "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"];
 const build = spawnSync("clang++", [...flags, "-o", bin, join(root, "fuzz", "parse_fuzzer.cpp"), join(root, "native", "src", "sgfp4_parse.cpp")], { encoding: "utf8" });
 if (build.status !== 0) {
   const why = build.error ? build.error.message : build.stderr.trim();

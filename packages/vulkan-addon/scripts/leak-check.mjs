@@ -6,13 +6,14 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { packageRoot as root, writeGoldenSeeds } from "./fuzz-seeds.mjs";
+import { formatGenerated } from "./native-sources.mjs";
 
 const out = join(root, "native", "test", "out", "leak");
 const seeds = join(out, "seeds");
 writeGoldenSeeds(seeds);
 const dirs = [seeds, join(root, "fuzz", "corpus")];
 const sources = [join(root, "fuzz", "leak_check.cpp"), join(root, "native", "src", "sgfp4_parse.cpp")];
-const common = ["-std=c++17", "-O1", "-g", "-fno-omit-frame-pointer"];
+const common = [`-I${formatGenerated}`, "-std=c++17", "-O1", "-g", "-fno-omit-frame-pointer"];
 
 execFileSync("g++", [...common, "-fsanitize=address", "-o", join(out, "leak_check_asan"), ...sources], { stdio: "inherit" });
 execFileSync(join(out, "leak_check_asan"), ["1000", ...dirs], {

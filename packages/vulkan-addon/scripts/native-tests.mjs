@@ -6,6 +6,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { writeV1, writeV2 } from "@sgfp4/format";
+import { formatGenerated } from "./native-sources.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const out = join(root, "native", "test", "out"); // not under build/: node-gyp rebuild wipes that
@@ -51,7 +52,7 @@ if (existsSync(join(vectors, "index.json"))) {
   }
 }
 
-const flags = ["-std=c++17", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-Wall", "-Wextra"];
+const flags = [`-I${formatGenerated}`, "-std=c++17", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-Wall", "-Wextra"];
 const parser = join(root, "native", "src", "sgfp4_parse.cpp");
 for (const name of ["parser_test", "fuzz_driver"]) {
   execFileSync("g++", [...flags, "-o", join(out, name), join(root, "native", "test", `${name}.cpp`), parser], { stdio: "inherit" });

@@ -9,7 +9,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Sgfp4Error } from "@sgfp4/format";
-import type { DecodedArray } from "./decoder-types.js";
+import type { DecodedArray } from "@sgfp4/format";
 import type { VulkanInfo } from "./index.js";
 
 /** Options the native entry points read (all optional). */

@@ -1,4 +1,5 @@
 #version 450
+#include "sgfp4_leaf_table.glsl" // @sgfp4/format's generated contract: leaf-table words, geometry, FP16
 // SGFP4 leaf expansion: one workgroup per 64x64 macroblock, leaves from the leaf table
 // (docs/ARCHITECTURE.md) that the native parser produced after validating the stream.
 // Bit-exact per DECISIONS.md section 2: FP16 -> float32 with integer operations, one
@@ -61,19 +62,6 @@ shared uint sBias[256];
 shared uint sPay[256];   // word index of the payload in the bound stream range
 shared uint sKey[256];   // Z-order key of the leaf's first cell
 
-uint halfToFloatBits(uint h) {
-  uint sign = (h & 0x8000u) << 16;
-  uint e = (h >> 10) & 0x1fu;
-  uint m = h & 0x3ffu;
-  if (e == 0x1fu) return sign | 0x7f800000u | (m << 13);
-  if (e != 0u) return sign | ((e + 112u) << 23) | (m << 13);
-  if (m == 0u) return sign;
-  // subnormal: m * 2^-24, normalised (findMSB(m) in 0..9)
-  int msb = findMSB(m);
-  uint shift = uint(10 - msb);
-  return sign | (uint(113 - int(shift)) << 23) | (((m << shift) & 0x3ffu) << 13);
-}
-
 #ifdef HALF_OUTPUT
 // float32 bits -> binary16 bits, round to nearest even; subnormals kept, overflow to Inf. The
 // decoded values are finite (finite FP16 parameters, codes -8..7), so no NaN case.
@@ -106,11 +94,12 @@ uint zorder(uint cy, uint cx) {
 // Expands the 4 codes of leaf li starting at code index i (from payload word w) to output row
 // orow, columns ocol..ocol+3, and stores them.
 void expandStore(uint orow, uint ocol, uint li, uint i, uint w, bool full) {
-  uint mode = (sGeom[li] >> 15) & 1u;
+  uint mode = sgfp4_geometry_mode(sGeom[li]);
   float S = uintBitsToFloat(sScale[li]);
   uint biasBits = sBias[li];
   vec4 q;
-  if (mode == 0u) {
+  // four codes at once: the vector form of sgfp4_fp4_code / sgfp4_t158_code
+  if (mode == SGFP4_MODE_FP4) {
     uint bits = w >> ((i & 7u) * 4u);
     q = vec4(ivec4(int(bits << 28), int(bits << 24), int(bits << 20), int(bits << 16)) >> 28);
   } else {
@@ -160,7 +149,7 @@ void expandStore(uint orow, uint ocol, uint li, uint i, uint w, bool full) {
 uint leafOfCell(uint cell, uint n) {
   if (n == 1u) return 0u;
   uint g0 = sGeom[0];
-  uint sc = 1u << (clamp((g0 >> 12) & 7u, 2u, 6u) - 2u); // cells per side of leaf 0
+  uint sc = 1u << (clamp(sgfp4_geometry_log2(g0), 2u, 6u) - 2u); // cells per side of leaf 0
   uint per = 16u / sc;                                    // leaves per row if raster
   uint cy = cell >> 4, cx = cell & 15u;
   // Raster (uniform layout) iff there are per*per leaves and, beyond 2x2, leaf 2 sits at
@@ -176,13 +165,13 @@ uint leafOfCell(uint cell, uint n) {
 
 void expandCell(uint cell, uint li, uint row0, uint col0, bool full) {
   uint geom = sGeom[li];
-  uint ly = geom & 63u, lx = (geom >> 6) & 63u, log2 = (geom >> 12) & 7u, mode = (geom >> 15) & 1u;
+  uint ly = sgfp4_geometry_y(geom), lx = sgfp4_geometry_x(geom), log2 = sgfp4_geometry_log2(geom), mode = sgfp4_geometry_mode(geom);
   uint r0 = (cell >> 4) << 2, c = (cell & 15u) << 2;
   uint codeAt[4], word[4];
   for (uint k = 0u; k < 4u; k++) {
     uint i = (((r0 + k - ly) << log2) + (c - lx)) & 4095u; // first of 4 codes, a multiple of 4
     codeAt[k] = i;
-    word[k] = stream.words[min(sPay[li] + (mode == 0u ? (i >> 3) : (i >> 4)), pc.streamWords - 1u)];
+    word[k] = stream.words[min(sPay[li] + (mode == SGFP4_MODE_FP4 ? (i >> 3) : (i >> 4)), pc.streamWords - 1u)];
   }
   for (uint k = 0u; k < 4u; k++) expandStore(row0 + r0 + k, col0 + c, li, codeAt[k], word[k], full);
 }
@@ -198,18 +187,18 @@ void main() {
   for (uint j = t; j < n; j += THREADS) {
     uint li = min(first - pc.leafBase + j, pc.leafCount - 1u);
     uvec4 L = leaves.entries[li];
-    uint geom = L.y & 0xffffu;
-    uint log2 = clamp((geom >> 12) & 7u, 2u, 6u);
-    uint mode = (geom >> 15) & 1u;
-    uint payWords = (mode == 0u) ? (1u << (2u * log2 - 3u)) : (1u << (2u * log2 - 4u));
-    uint w = (L.w >> 2) - pc.streamWordBase;
+    uint geom = L[SGFP4_LEAF_WORD_GEOMETRY] & 0xffffu;
+    uint log2 = clamp(sgfp4_geometry_log2(geom), SGFP4_MIN_LEAF_LOG2, SGFP4_MAX_LEAF_LOG2);
+    uint payWords = sgfp4_leaf_payload_bytes(log2, sgfp4_geometry_mode(geom)) >> 2;
+    uint payload = L[SGFP4_LEAF_WORD_PAYLOAD] >> 2;
+    uint w = payload - pc.streamWordBase;
     // Unreachable for a validated stream; keeps the reads inside the bound range regardless.
-    if (L.w >> 2 < pc.streamWordBase || w + payWords > pc.streamWords) w = 0u;
+    if (payload < pc.streamWordBase || w + payWords > pc.streamWords) w = 0u;
     sGeom[j] = geom;
-    sScale[j] = halfToFloatBits(L.z >> 16);
-    sBias[j] = halfToFloatBits(L.z & 0xffffu);
+    sScale[j] = sgfp4_half_to_float_bits(sgfp4_params_scale_bits(L[SGFP4_LEAF_WORD_PARAMS]));
+    sBias[j] = sgfp4_half_to_float_bits(sgfp4_params_bias_bits(L[SGFP4_LEAF_WORD_PARAMS]));
     sPay[j] = w;
-    sKey[j] = zorder((geom & 63u) >> 2, ((geom >> 6) & 63u) >> 2);
+    sKey[j] = zorder(sgfp4_geometry_y(geom) >> 2, sgfp4_geometry_x(geom) >> 2);
   }
   barrier();
   uint by = b / pc.tilesX, bx = b - by * pc.tilesX;

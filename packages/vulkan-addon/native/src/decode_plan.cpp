@@ -19,10 +19,11 @@ Plan planChunks(const PlanLimits& limits, const Container& c, size_t len, Output
   std::vector<uint64_t> rowMin(c.tilesY, UINT64_MAX), rowMax(c.tilesY, 0);
   const size_t n = c.leafCount();
   for (size_t i = 0; i < n; i++) {
-    const uint64_t by = c.leafTable[4 * i] / c.tilesX;
-    const uint32_t g = c.leafTable[4 * i + 1];
-    const uint64_t off = c.leafTable[4 * i + 3];
-    const uint64_t end = off + leafPayloadBytes((g >> 12) & 7, (g >> 15) & 1);
+    const uint32_t* leaf = &c.leafTable[SGFP4_LEAF_WORDS * i];
+    const uint64_t by = leaf[SGFP4_LEAF_WORD_BLOCK] / c.tilesX;
+    const uint32_t g = leaf[SGFP4_LEAF_WORD_GEOMETRY];
+    const uint64_t off = leaf[SGFP4_LEAF_WORD_PAYLOAD];
+    const uint64_t end = off + sgfp4_leaf_payload_bytes(sgfp4_geometry_log2(g), sgfp4_geometry_mode(g));
     if (by >= c.tilesY || end > len) throw Failure("BACKEND_FAILURE", "inconsistent leaf table");  // the parser never produces this
     rowMin[by] = std::min(rowMin[by], off);
     rowMax[by] = std::max(rowMax[by], end);

@@ -7,8 +7,8 @@
 namespace sgfp4 {
 namespace {
 
-constexpr uint64_t kMacro = 64;
-constexpr uint64_t kV1Payload = 2048;
+constexpr uint64_t kMacro = SGFP4_MACROBLOCK;
+constexpr uint64_t kV1Payload = SGFP4_V1_PAYLOAD_BYTES;
 
 std::string str(uint64_t v) { return std::to_string(v); }
 std::string hex(uint32_t v) {
@@ -20,12 +20,10 @@ std::string at(uint64_t record, uint64_t offset) { return " (at record " + str(r
 
 uint32_t rd32(const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24; }
 
-bool halfNonFinite(uint32_t h) { return (h & 0x7c00) == 0x7c00; }
-
 void checkParams(uint32_t header, uint64_t record, uint64_t offset) {
-  uint32_t scale = header >> 16, bias = header & 0xffff;
-  if (halfNonFinite(scale)) throw Failure("NONFINITE_PARAMETER", "scale " + hex(scale) + " is Inf or NaN" + at(record, offset));
-  if (halfNonFinite(bias)) throw Failure("NONFINITE_PARAMETER", "bias " + hex(bias) + " is Inf or NaN" + at(record, offset));
+  uint32_t scale = sgfp4_params_scale_bits(header), bias = sgfp4_params_bias_bits(header);
+  if (sgfp4_half_nonfinite(scale)) throw Failure("NONFINITE_PARAMETER", "scale " + hex(scale) + " is Inf or NaN" + at(record, offset));
+  if (sgfp4_half_nonfinite(bias)) throw Failure("NONFINITE_PARAMETER", "bias " + hex(bias) + " is Inf or NaN" + at(record, offset));
 }
 
 void requireZero(const uint8_t* bytes, uint64_t from, uint64_t to, const char* what) {
@@ -33,7 +31,7 @@ void requireZero(const uint8_t* bytes, uint64_t from, uint64_t to, const char* w
     if (bytes[o] != 0) throw Failure("NONZERO_PADDING", std::string("nonzero byte in ") + what + " (at byte offset " + str(o) + ")");
 }
 
-uint64_t align16(uint64_t n) { return (n + 15) & ~uint64_t(15); }
+uint64_t align16(uint64_t n) { return (n + SGFP4_PAYLOAD_ALIGN - 1) & ~uint64_t(SGFP4_PAYLOAD_ALIGN - 1); }
 
 void parseV1(const uint8_t* bytes, size_t len, Container& c) {
   const uint64_t B = c.blockCount;
@@ -42,27 +40,28 @@ void parseV1(const uint8_t* bytes, size_t len, Container& c) {
     throw Failure("SIZE_MISMATCH", "v1 stream of " + str(len) + " bytes, expected 8*B + 2048*B = " + str(expected) + " for B = " + str(B));
   if (len > 0xffffffffull) throw Failure("LIMIT_EXCEEDED", "stream over 4 GiB: payload offsets do not fit the 32-bit leaf table");
   const uint64_t blobBase = 8 * B, blobLen = kV1Payload * B;
-  c.leafTable.resize(B * 4);
+  c.leafTable.resize(B * SGFP4_LEAF_WORDS);
   c.blockFirstLeaf.resize(B + 1);
   for (uint64_t b = 0; b < B; b++) {
     const uint32_t header = rd32(bytes + 4 * b);
     const uint32_t offWord = rd32(bytes + 4 * B + 4 * b);
-    const uint32_t flags = offWord & 0xf;
-    const uint64_t base = offWord & ~uint32_t(0xf);
-    if (flags & 0xc) throw Failure("RESERVED_BITS", "v1 offset flag bits 2-3 set (flags " + hex(flags) + ")" + at(b, 4 * B + 4 * b));
+    const uint32_t flags = offWord & SGFP4_V1_FLAGS_MASK;
+    const uint64_t base = offWord & ~SGFP4_V1_FLAGS_MASK;
+    if (flags & SGFP4_V1_FLAG_RESERVED_MASK) throw Failure("RESERVED_BITS", "v1 offset flag bits 2-3 set (flags " + hex(flags) + ")" + at(b, 4 * B + 4 * b));
     if (base + kV1Payload > blobLen)
       throw Failure("OFFSET_OUT_OF_RANGE", "payload base " + str(base) + " + 2048 exceeds the " + str(blobLen) + "-byte payload blob" + at(b, 4 * B + 4 * b));
     checkParams(header, b, 4 * b);
-    const uint32_t mode = flags & 1;
+    const uint32_t mode = flags & SGFP4_V1_FLAG_MODE_MASK;
     const uint64_t payload = blobBase + base;
-    if (mode == 1) {
-      for (uint64_t o = payload + 1024; o < payload + kV1Payload; o += 4)
+    if (mode == SGFP4_MODE_T158) {
+      for (uint64_t o = payload + SGFP4_V1_T158_BYTES; o < payload + kV1Payload; o += 4)
         if (rd32(bytes + o) != 0) throw Failure("NONZERO_PADDING", "v1 T158 payload upper half (words 256..511) is nonzero" + at(b, o));
     }
-    c.leafTable[b * 4 + 0] = uint32_t(b);
-    c.leafTable[b * 4 + 1] = (6u << 12) | (mode << 15);
-    c.leafTable[b * 4 + 2] = header;
-    c.leafTable[b * 4 + 3] = uint32_t(payload);
+    uint32_t* leaf = &c.leafTable[b * SGFP4_LEAF_WORDS];
+    leaf[SGFP4_LEAF_WORD_BLOCK] = uint32_t(b);
+    leaf[SGFP4_LEAF_WORD_GEOMETRY] = sgfp4_geometry_pack(0, 0, SGFP4_MAX_LEAF_LOG2, mode);
+    leaf[SGFP4_LEAF_WORD_PARAMS] = header;
+    leaf[SGFP4_LEAF_WORD_PAYLOAD] = uint32_t(payload);
     c.blockFirstLeaf[b] = uint32_t(b);
   }
   c.blockFirstLeaf[B] = uint32_t(B);
@@ -123,25 +122,26 @@ uint64_t parseRecord(const uint8_t* bytes, uint64_t len, uint64_t b, uint64_t st
   if (payloadStart > len) throw Failure("TRUNCATED", "stream ends inside the leaf-header pad" + at(b, len));
   requireZero(bytes, headersEnd, payloadStart, "the record header pad");
 
-  const size_t firstLeaf = c.leafTable.size() / 4;
+  const size_t firstLeaf = c.leafTable.size() / SGFP4_LEAF_WORDS;
   uint64_t p = payloadStart;
   for (uint64_t i = 0; i < n; i++) {
     const uint32_t h = rd32(bytes + headersAt + 4 * i);
-    const uint32_t flags = h & 0xf;
-    if (flags & 0xe) throw Failure("RESERVED_BITS", "leaf " + str(i) + " flag bits 1-3 set (flags " + hex(flags) + ")" + at(b, headersAt + 4 * i));
-    const uint32_t mode = flags & 1;
-    const uint32_t used = leafPayloadBytes(geo[i].log2, mode);
+    const uint32_t flags = h & (SGFP4_V2_LEAF_MODE_MASK | SGFP4_V2_LEAF_RESERVED_MASK);
+    if (flags & SGFP4_V2_LEAF_RESERVED_MASK) throw Failure("RESERVED_BITS", "leaf " + str(i) + " flag bits 1-3 set (flags " + hex(flags) + ")" + at(b, headersAt + 4 * i));
+    const uint32_t mode = flags & SGFP4_V2_LEAF_MODE_MASK;
+    const uint32_t used = sgfp4_leaf_payload_bytes(geo[i].log2, mode);
     const uint64_t padded = align16(used);
     if (p + padded > len) throw Failure("TRUNCATED", "stream ends inside the payload of leaf " + str(i) + at(b, len));
     requireZero(bytes, p + used, p + padded, "a leaf's payload padding");
+    // pushed in word order: SGFP4_LEAF_WORD_BLOCK, _GEOMETRY, _PARAMS, _PAYLOAD
     c.leafTable.push_back(uint32_t(b));
-    c.leafTable.push_back(uint32_t(geo[i].y) | uint32_t(geo[i].x) << 6 | uint32_t(geo[i].log2) << 12 | mode << 15);
-    c.leafTable.push_back(h & 0xfffffff0u);
+    c.leafTable.push_back(sgfp4_geometry_pack(geo[i].y, geo[i].x, geo[i].log2, mode));
+    c.leafTable.push_back(sgfp4_v2_header_params(h));
     c.leafTable.push_back(uint32_t(p));
     p += padded;
   }
   // Parameters are checked after the record's structure, as @sgfp4/format does.
-  for (uint64_t i = 0; i < n; i++) checkParams(c.leafTable[(firstLeaf + i) * 4 + 2], b, headersAt + 4 * i);
+  for (uint64_t i = 0; i < n; i++) checkParams(c.leafTable[(firstLeaf + i) * SGFP4_LEAF_WORDS + SGFP4_LEAF_WORD_PARAMS], b, headersAt + 4 * i);
   return p;
 }
 
@@ -168,7 +168,7 @@ void parseV2(const uint8_t* bytes, size_t len64, Container& c) {
 
   c.blockFirstLeaf.resize(B + 1);
   // Reserve in proportion to the stream only: a leaf takes at least 20 bytes.
-  c.leafTable.reserve(std::min<uint64_t>(B * 16, len / 20 + 16) * 4);
+  c.leafTable.reserve(std::min<uint64_t>(B * 16, len / 20 + 16) * SGFP4_LEAF_WORDS);
   std::vector<Geo> geo;
   geo.reserve(256);
   int64_t prev = -1;
@@ -180,28 +180,13 @@ void parseV2(const uint8_t* bytes, size_t len64, Container& c) {
     prev = int64_t(rel);
     const uint64_t start = base + rel;
     if (start >= len) throw Failure("OFFSET_OUT_OF_RANGE", "record starts at byte " + str(start) + ", at or past the end of the " + str(len) + "-byte stream" + at(b, 16 + 4 * b));
-    c.blockFirstLeaf[b] = uint32_t(c.leafTable.size() / 4);
+    c.blockFirstLeaf[b] = uint32_t(c.leafTable.size() / SGFP4_LEAF_WORDS);
     parseRecord(bytes, len, b, start, c, geo);
   }
-  c.blockFirstLeaf[B] = uint32_t(c.leafTable.size() / 4);
+  c.blockFirstLeaf[B] = uint32_t(c.leafTable.size() / SGFP4_LEAF_WORDS);
 }
 
 }  // namespace
-
-uint32_t halfBitsToFloatBits(uint32_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16;
-  const uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t mant = h & 0x3ff;
-  if (exp == 0x1f) return sign | 0x7f800000u | (mant << 13);
-  if (exp != 0) return sign | ((exp + 112) << 23) | (mant << 13);
-  if (mant == 0) return sign;
-  uint32_t e = 113;  // subnormal: normalise; the value is always a normal float32
-  while ((mant & 0x400) == 0) {
-    mant <<= 1;
-    e -= 1;
-  }
-  return sign | (e << 23) | ((mant & 0x3ff) << 13);
-}
 
 void checkShape(double rows, double cols, uint64_t maxOutputBytes) {
   const double maxSafe = 9007199254740991.0;

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "sgfp4_leaf_table.h"  // @sgfp4/format's generated contract: leaf-table words, masks, FP16
+
 namespace sgfp4 {
 
 enum class Profile { V1, V2 };
@@ -28,11 +30,11 @@ struct Container {
   Profile profile = Profile::V1;
   uint64_t rows = 0, cols = 0;
   uint64_t tilesY = 0, tilesX = 0, blockCount = 0;
-  // 4 words per leaf: block, geometry (y | x<<6 | log2<<12 | mode<<15), scale<<16|bias, payload offset
+  // SGFP4_LEAF_WORDS per leaf: block, geometry (sgfp4_geometry_pack), params (scale << 16 | bias), payload offset
   std::vector<uint32_t> leafTable;
   // blockFirstLeaf[b] .. blockFirstLeaf[b+1]: the leaves of block b (B+1 entries)
   std::vector<uint32_t> blockFirstLeaf;
-  size_t leafCount() const { return leafTable.size() / 4; }
+  size_t leafCount() const { return leafTable.size() / SGFP4_LEAF_WORDS; }
 };
 
 // Checks the shape (integers >= 1) and the output limit; throws INVALID_ARGUMENT / LIMIT_EXCEEDED.
@@ -41,14 +43,5 @@ void checkShape(double rows, double cols, uint64_t maxOutputBytes);
 // Throws Failure on any fault. rows/cols are doubles because they arrive from JavaScript.
 Container parse(const uint8_t* bytes, size_t len, Profile profile, double rows, double cols,
                 uint64_t maxOutputBytes = kDefaultMaxOutputBytes);
-
-// Exact FP16 -> float32 bit pattern with integer operations (subnormals kept).
-uint32_t halfBitsToFloatBits(uint32_t h);
-
-// Payload bytes a leaf reads (FP4 size*size/2, T158 size*size/4).
-inline uint32_t leafPayloadBytes(uint32_t log2, uint32_t mode) {
-  uint32_t n = 1u << (2 * log2);
-  return mode ? n / 4 : n / 2;
-}
 
 }  // namespace sgfp4

@@ -39,13 +39,13 @@ static void expand(const std::vector<uint8_t>& s, const Container& c) {
   for (size_t i = 0; i < c.leafCount(); i++) {
     const uint32_t b = c.leafTable[4 * i], g = c.leafTable[4 * i + 1], h = c.leafTable[4 * i + 2], off = c.leafTable[4 * i + 3];
     const uint32_t y = g & 63, x = (g >> 6) & 63, log2 = (g >> 12) & 7, mode = (g >> 15) & 1, size = 1u << log2;
-    if (b >= c.blockCount || log2 < 2 || log2 > 6 || y % size || x % size || (g >> 16) || off % (c.profile == Profile::V1 ? 8 : 16) || uint64_t(off) + leafPayloadBytes(log2, mode) > s.size()) {
+    if (b >= c.blockCount || log2 < 2 || log2 > 6 || y % size || x % size || (g >> 16) || off % (c.profile == Profile::V1 ? 8 : 16) || uint64_t(off) + sgfp4_leaf_payload_bytes(log2, mode) > s.size()) {
       fail("leaf " + std::to_string(i) + " out of its bounds");
       return;
     }
     if (i > 0 && c.leafTable[4 * (i - 1)] > b) fail("leaves not in block order");
     float S, B;
-    const uint32_t sb = halfBitsToFloatBits(h >> 16), bb = halfBitsToFloatBits(h & 0xffff);
+    const uint32_t sb = sgfp4_half_to_float_bits(h >> 16), bb = sgfp4_half_to_float_bits(h & 0xffff);
     std::memcpy(&S, &sb, 4);
     std::memcpy(&B, &bb, 4);
     const uint64_t by = b / c.tilesX, bx = b % c.tilesX;

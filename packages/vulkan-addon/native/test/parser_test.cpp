@@ -85,13 +85,13 @@ static Rec uniform64(uint32_t header = 0x3c000000) { return Rec{0, {}, {header},
 
 int main() {
   // FP16 -> float32 bits, from the IEEE definitions.
-  EXPECT(halfBitsToFloatBits(0x0001) == 0x33800000u, "smallest subnormal is 2^-24");
-  EXPECT(halfBitsToFloatBits(0x03ff) == 0x387fc000u, "largest subnormal is 1023 * 2^-24");
-  EXPECT(halfBitsToFloatBits(0x8001) == 0xb3800000u, "negative subnormal");
-  EXPECT(halfBitsToFloatBits(0x8000) == 0x80000000u, "-0 stays -0");
-  EXPECT(halfBitsToFloatBits(0x3c00) == 0x3f800000u, "1.0");
-  EXPECT(halfBitsToFloatBits(0x7bff) == 0x477fe000u, "65504");
-  EXPECT(halfBitsToFloatBits(0x0400) == 0x38800000u, "smallest normal 2^-14");
+  EXPECT(sgfp4_half_to_float_bits(0x0001) == 0x33800000u, "smallest subnormal is 2^-24");
+  EXPECT(sgfp4_half_to_float_bits(0x03ff) == 0x387fc000u, "largest subnormal is 1023 * 2^-24");
+  EXPECT(sgfp4_half_to_float_bits(0x8001) == 0xb3800000u, "negative subnormal");
+  EXPECT(sgfp4_half_to_float_bits(0x8000) == 0x80000000u, "-0 stays -0");
+  EXPECT(sgfp4_half_to_float_bits(0x3c00) == 0x3f800000u, "1.0");
+  EXPECT(sgfp4_half_to_float_bits(0x7bff) == 0x477fe000u, "65504");
+  EXPECT(sgfp4_half_to_float_bits(0x0400) == 0x38800000u, "smallest normal 2^-14");
 
   // Shape checks.
   Bytes one = v1(1, [](uint32_t) { return 0x3c000000u; }, [](uint32_t) { return 0u; });
