@@ -42,10 +42,14 @@ const built = join(addon, "build", "Release");
 const node = existsSync(built) ? readdirSync(built).find((f) => f.endsWith(".node")) : undefined;
 mkdirSync(join(out, "prebuilds", "linux-x64"), { recursive: true });
 copyFileSync(node ? join(built, node) : join(addon, "prebuilds", "linux-x64", "node.napi.node"), join(out, "prebuilds", "linux-x64", "node.napi.node"));
+// The Vulkan rows use the bench-only addon (the shipped API plus kernel and transfer timings): src/vulkan.ts finds it in ../vulkan/.
+const { buildBenchAddon } = await import(join(addon, "scripts", "build-bench.mjs"));
+mkdirSync(join(out, "vulkan"), { recursive: true });
+copyFileSync(buildBenchAddon(), join(out, "vulkan", "sgfp4_vulkan_bench.node"));
 
 const webgpu = dirname(createRequire(join(repo, "packages", "webgpu-decoder", "package.json")).resolve("webgpu/package.json"));
 const target = join(out, "node_modules", "webgpu");
 mkdirSync(join(target, "dist", "linux-x64"), { recursive: true });
 for (const f of ["index.js", "package.json"]) copyFileSync(join(webgpu, f), join(target, f));
 execFileSync("sh", ["-c", `xz -T0 -6 -c "${join(webgpu, "dist", "linux-x64", "dawn.node")}" > "${join(out, "dawn.node.xz")}"`]);
-console.log(`wrote ${out}: load/bench-load.mjs, load/worker.js, load/silero_vad_v5.onnx, prebuilds/, node_modules/webgpu/, dawn.node.xz`);
+console.log(`wrote ${out}: load/bench-load.mjs, load/worker.js, load/silero_vad_v5.onnx, prebuilds/, vulkan/, node_modules/webgpu/, dawn.node.xz`);

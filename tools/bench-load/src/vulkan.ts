@@ -14,16 +14,16 @@
  * The bench-only addon (built by packages/vulkan-addon/scripts/build-bench.mjs) exports the
  * shipped API too; this module points SGFP4_VULKAN_ADDON at it before the first call, so the public
  * API and the bench-only timings share one device. It is found at SGFP4_VULKAN_BENCH_ADDON, else
- * packages/vulkan-addon/.bench/sgfp4_vulkan_bench.node under the working directory (run from the
- * checkout's root; on the GPU machine carry packages/vulkan-addon/.bench), else beside this file's
- * repository.
+ * ../vulkan/sgfp4_vulkan_bench.node from this file (the bundle: .bench/vulkan/, put there by
+ * scripts/bundle.mjs), else packages/vulkan-addon/.bench/ under the working directory or in this
+ * file's repository.
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { floatBitsToHalfBits } from "@sgfp4/format";
 import { availability, decode, decodeAsync, decodeInto, releaseBuffers } from "@sgfp4/vulkan-addon";
+import { halfReference } from "./halves.js";
 import { medianMs, ratioRow, sameBits, skippedRow } from "./timing.js";
 import type { LoadContext, LoadRow, Workload } from "./types.js";
 
@@ -38,7 +38,8 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length
 
 function benchAddonPath(): string | undefined {
   const repo = fileURLToPath(new URL("../../../", import.meta.url));
-  const candidates = [process.env.SGFP4_VULKAN_BENCH_ADDON, join(process.cwd(), BENCH_ADDON), join(repo, BENCH_ADDON)];
+  const bundled = fileURLToPath(new URL("../vulkan/sgfp4_vulkan_bench.node", import.meta.url));
+  const candidates = [process.env.SGFP4_VULKAN_BENCH_ADDON, bundled, join(process.cwd(), BENCH_ADDON), join(repo, BENCH_ADDON)];
   return candidates.find((p): p is string => !!p && existsSync(p));
 }
 
@@ -56,7 +57,7 @@ export async function measure(ctx: LoadContext): Promise<LoadRow[]> {
     for (const w of ctx.workloads) {
       ctx.log(`vulkan: ${w.name}`);
       rows.push(...(await readback(w, ctx.reps, bench)));
-      if (w.profile === "v2") rows.push(...kernel(stacked(w, ctx.quick), ctx.reps, bench));
+      if (w.profile === "v2") rows.push(...kernel(stacked(w, ctx.quick), ctx.reps, ctx.quick, bench));
     }
   } finally {
     releaseBuffers();
@@ -85,16 +86,16 @@ async function readback(w: Workload, reps: number, bench: BenchAddon): Promise<L
   for (const format of ["f16", "bf16"] as const) {
     let half: Uint16Array | Float32Array = new Uint16Array(0);
     const ms = await medianMs(() => (half = decode(w.bytes, { ...opts, format })), reps);
-    rows.push(ratioRow({ ...base, ...floor16, path: `decode (new Uint16Array, ${format})`, ms, bitsOk: sameBits(half, converted(w.reference, format)) }));
+    rows.push(ratioRow({ ...base, ...floor16, path: `decode (new Uint16Array, ${format})`, ms, bitsOk: sameBits(half, halfReference(w, format)) }));
   }
   return rows;
 }
 
-function kernel(w: Workload, reps: number, bench: BenchAddon): LoadRow[] {
+function kernel(w: Workload, reps: number, quick: boolean, bench: BenchAddon): LoadRow[] {
   const rows: LoadRow[] = [];
   for (const format of ["f32", "f16", "bf16"] as const) {
-    const r = bench.kernel(w.bytes, w.profile, w.shape[0], w.shape[1], { reps, warmup: 2, format, maxOutputBytes: 2 ** 40, check: true });
-    const expected = format === "f32" ? w.reference : converted(w.reference, format);
+    const r = bench.kernel(w.bytes, w.profile, w.shape[0], w.shape[1], { reps, warmup: quick ? 1 : 2, maxBatch: quick ? 2 : 200, format, maxOutputBytes: 2 ** 40, check: true });
+    const expected = format === "f32" ? w.reference : halfReference(w, format);
     const ms = median(r.decodeNs) / 1e6;
     const floorMs = ((median(r.copyShaderNs) / 1e6) * (r.streamBytes + r.outputBytes)) / (2 * r.outputBytes);
     const big = r.outputBytes >= KERNEL_GOAL_BYTES;
@@ -142,15 +143,4 @@ function stacked(w: Workload, quick: boolean): Workload {
   const reference = new Float32Array(w.reference.length * times);
   for (let t = 0; t < times; t++) reference.set(w.reference, t * w.reference.length);
   return { ...w, name: `${w.name} x${times} rows`, shape: [w.shape[0] * times, w.shape[1]], bytes: out, reference };
-}
-
-/** The reference decode converted to f16 / bf16 bits, round to nearest even (P10). */
-function converted(reference: Float32Array, format: "f16" | "bf16"): Uint16Array {
-  const bits = new Uint32Array(reference.buffer, reference.byteOffset, reference.length);
-  const out = new Uint16Array(reference.length);
-  for (let i = 0; i < bits.length; i++) {
-    const x = bits[i]!;
-    out[i] = format === "f16" ? floatBitsToHalfBits(x) : (x + 0x7fff + ((x >>> 16) & 1)) >>> 16;
-  }
-  return out;
 }

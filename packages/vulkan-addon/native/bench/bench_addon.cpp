@@ -20,16 +20,16 @@ Napi::Array numbers(Napi::Env env, const std::vector<double>& v) {
   return x;
 }
 
-// (bytes, profile, rows, cols, options?: {reps, warmup, format, device, maxOutputBytes, check})
+// (bytes, profile, rows, cols, options?: {reps, warmup, maxBatch, format, device, maxOutputBytes, check})
 Napi::Value Kernel(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     Args a = readArgs(info, 4);
     const Napi::Object o = info.Length() > 4 && info[4].IsObject() ? info[4].As<Napi::Object>() : Napi::Object::New(info.Env());
-    const uint32_t reps = uintOption(o, "reps", 7, 1, 1000), warmup = uintOption(o, "warmup", 2, 0, 100);
+    const uint32_t reps = uintOption(o, "reps", 7, 1, 1000), warmup = uintOption(o, "warmup", 2, 0, 100), maxBatch = uintOption(o, "maxBatch", 200, 1, 200);
     const bool wantCheck = o.Has("check") && o.Get("check").ToBoolean();
     Container c = parse(a.bytes, a.len, a.profile, a.rows, a.cols, a.maxOutputBytes);
     std::vector<uint8_t> output;
-    KernelTimes r = timeKernel(deviceFor(a.device), a.bytes, a.len, c, a.format, reps, warmup, wantCheck ? &output : nullptr);
+    KernelTimes r = timeKernel(deviceFor(a.device), a.bytes, a.len, c, a.format, reps, warmup, maxBatch, wantCheck ? &output : nullptr);
     Napi::Env env = info.Env();
     auto out = Napi::Object::New(env);
     out.Set("decodeNs", numbers(env, r.decodeNs));

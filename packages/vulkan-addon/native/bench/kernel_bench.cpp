@@ -50,7 +50,7 @@ void allBarrier(VkCommandBuffer cmd) {
 }  // namespace
 
 KernelTimes timeKernel(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, uint32_t reps, uint32_t warmup,
-                       std::vector<uint8_t>* checkOut) {
+                       uint32_t maxBatch, std::vector<uint8_t>* checkOut) {
   const Plan plan = planFor(d, c, len, format);
   BenchPipelines bp(d, format == OutputFormat::F32);
   DeviceJob job;
@@ -98,7 +98,7 @@ KernelTimes timeKernel(VulkanDevice& d, const uint8_t* bytes, size_t len, const 
   const uint64_t mask = d.info.timestampValidBits >= 64 ? UINT64_MAX : ((uint64_t(1) << d.info.timestampValidBits) - 1);
   // Each timestamp pair brackets `batch` runs back to back (a barrier between runs), so the
   // clocks stay up and launch gaps are amortized; the figure is per run.
-  res.batch = uint32_t(std::max<uint64_t>(2, std::min<uint64_t>(200, (uint64_t(8) << 30) / std::max<uint64_t>(res.outputBytes, 1))));
+  res.batch = uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(maxBatch, std::max<uint64_t>(2, (uint64_t(8) << 30) / std::max<uint64_t>(res.outputBytes, 1)))));
   enum Variant { Decode, Candidate, CopyBuffer, CopyShader };
   auto timed = [&](Variant v) {
     sub.restart();

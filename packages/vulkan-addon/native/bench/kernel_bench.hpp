@@ -19,8 +19,9 @@ struct KernelTimes {
 // Times the decode of `c` into `format` (and, for f32, the candidate pipeline of
 // native/shaders/decode.comp built with -DSERIAL_FILL) against copies of the same output size.
 // `check`, when not null, receives the decoded output (outputBytes) for a bit check.
+// `maxBatch` caps the runs per timestamp pair (default 200; small on a slow CPU device).
 KernelTimes timeKernel(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, uint32_t reps, uint32_t warmup,
-                       std::vector<uint8_t>* check);
+                       uint32_t maxBatch, std::vector<uint8_t>* check);
 
 // Wall-clock ns of `reps` plain copies of `bytes` between device-local and host-visible
 // (pre-allocated, mapped) memory: toHost = device-to-host, else host-to-device.
