@@ -11,6 +11,9 @@ import { nativeAddon } from "../src/index.js";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 
+/** Each child creates a Vulkan instance: about 0.4 s alone, several seconds on a loaded machine. */
+const CHILD_TESTS = { timeout: 60_000 };
+
 /** Runs info() in a child with extra environment; returns what it printed (JSON). */
 function childInfo(env: Record<string, string>): { ok: boolean; code?: string; reason?: string; message?: string; name?: string; selectedBy?: string } {
   const script = `
@@ -21,7 +24,7 @@ function childInfo(env: Record<string, string>): { ok: boolean; code?: string; r
   return JSON.parse(out.trim().split("\n").pop()!);
 }
 
-describe("missing pieces give one clear error", () => {
+describe("missing pieces give one clear error", CHILD_TESTS, () => {
   it("no Vulkan loader: says what is missing and how to install it", () => {
     const r = childInfo({ SGFP4_VULKAN_LOADER: "/nonexistent/libvulkan.so.1" });
     expect(r).toMatchObject({ ok: false, code: "BACKEND_FAILURE", reason: "no-loader" });
@@ -45,7 +48,7 @@ describe("missing pieces give one clear error", () => {
   });
 });
 
-describe("device selection", () => {
+describe("device selection", CHILD_TESTS, () => {
   it("SGFP4_VULKAN_DEVICE picks by index or name substring, and names the choices when nothing matches", () => {
     const byIndex = childInfo({ SGFP4_VULKAN_DEVICE: "0" });
     expect(byIndex).toMatchObject({ ok: true, selectedBy: "SGFP4_VULKAN_DEVICE" });
