@@ -45,14 +45,17 @@ Napi::Value Parse(const Napi::CallbackInfo& info) {
 }
 
 // (bytes, profile, rows, cols, options?) -> a new Float32Array (f32) or Uint16Array (f16, bf16),
-// its memory allocated here and written by the GPU (or by the one host copy, see decodeInto).
+// written by the GPU (or by the one host copy, see decodeInto).
 Napi::Value Decode(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     Args a = readArgs(info, 4);
     Container c = parse(a.bytes, a.len, a.profile, a.rows, a.cols, a.maxOutputBytes);
-    OwnedOutput out(c.rows * c.cols * elementBytes(a.format));
-    decodeInto(deviceFor(a.device), a.bytes, a.len, c, a.format, out.data());
-    return out.toTypedArray(info.Env(), a.format, c.rows * c.cols);
+    VulkanDevice& d = deviceFor(a.device);
+    planFor(d, c, a.len, a.format);  // LIMIT_EXCEEDED before the output is allocated
+    void* data = nullptr;
+    Napi::TypedArray out = newOutputArray(info.Env(), a.format, c.rows * c.cols, &data);
+    decodeInto(d, a.bytes, a.len, c, a.format, data);
+    return out;
   });
 }
 
@@ -80,6 +83,7 @@ Napi::Value DecodeAsync(const Napi::CallbackInfo& info) {
     planFor(d, c, a.len, a.format);  // LIMIT_EXCEEDED now, not on the worker
     auto* worker = new DecodeWorker(info.Env(), d, a.bytes, a.len, std::move(c), a.format);
     if (into) worker->target(info[4].As<Napi::TypedArray>());
+    else worker->result();
     Napi::Promise p = worker->promise();
     worker->Queue();  // the worker deletes itself after OnOK / OnError
     return p;

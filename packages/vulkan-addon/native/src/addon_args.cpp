@@ -1,7 +1,6 @@
 #include "addon_args.hpp"
 
 #include <algorithm>
-#include <new>
 
 namespace sgfp4 {
 
@@ -73,13 +72,9 @@ void* outputArray(const Napi::CallbackInfo& info, size_t i, OutputFormat format,
   return static_cast<uint8_t*>(out.ArrayBuffer().Data()) + out.ByteOffset();
 }
 
-OwnedOutput::OwnedOutput(uint64_t bytes) : data_(std::malloc(std::max<uint64_t>(1, bytes))), bytes_(bytes) {
-  if (!data_) throw std::bad_alloc();
-}
-
-Napi::TypedArray OwnedOutput::toTypedArray(Napi::Env env, OutputFormat format, uint64_t count) {
-  auto buffer = Napi::ArrayBuffer::New(env, data_, bytes_, [](Napi::Env, void* p) { std::free(p); });
-  data_ = nullptr;  // owned by the ArrayBuffer now
+Napi::TypedArray newOutputArray(Napi::Env env, OutputFormat format, uint64_t count, void** data) {
+  auto buffer = Napi::ArrayBuffer::New(env, size_t(count * elementBytes(format)));
+  *data = buffer.Data();
   if (format == OutputFormat::F32) return Napi::Float32Array::New(env, count, buffer, 0);
   return Napi::Uint16Array::New(env, count, buffer, 0);
 }

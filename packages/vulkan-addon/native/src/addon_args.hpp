@@ -4,7 +4,6 @@
 #include <napi.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 
 #include "decode_plan.hpp"
@@ -36,21 +35,10 @@ std::string deviceOption(const Napi::CallbackInfo& info, size_t i);
 void* outputArray(const Napi::CallbackInfo& info, size_t i, OutputFormat format, uint64_t count);
 Napi::Object deviceInfoObject(Napi::Env env, const DeviceInfo& i);
 
-// Memory for a result array, allocated with malloc and handed to an ArrayBuffer (whose
-// finalizer frees it) without a copy.
-class OwnedOutput {
- public:
-  explicit OwnedOutput(uint64_t bytes);
-  ~OwnedOutput() { std::free(data_); }
-  OwnedOutput(const OwnedOutput&) = delete;
-  OwnedOutput& operator=(const OwnedOutput&) = delete;
-  void* data() const { return data_; }
-  Napi::TypedArray toTypedArray(Napi::Env env, OutputFormat format, uint64_t count);
-
- private:
-  void* data_;
-  uint64_t bytes_;
-};
+// A new result array (Float32Array for f32, Uint16Array for f16 / bf16) of `count` elements, its
+// memory owned by V8 (so a dropped result is freed by the GC itself, with no finalizer to wait
+// for); `data` receives where the decode writes it.
+Napi::TypedArray newOutputArray(Napi::Env env, OutputFormat format, uint64_t count, void** data);
 
 template <typename F>
 Napi::Value guarded(const Napi::CallbackInfo& info, F f) {

@@ -16,14 +16,14 @@ DecodeWorker::DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* b
   if (len) std::memcpy(bytes_.get(), bytes, len);
 }
 
+void DecodeWorker::result() {
+  result_ = Napi::Persistent(newOutputArray(Env(), format_, container_.rows * container_.cols, &resultData_));
+}
+
 void DecodeWorker::Execute() {
   try {
-    if (target_.IsEmpty()) {
-      output_ = std::make_unique<OwnedOutput>(container_.rows * container_.cols * elementBytes(format_));
-      decodeInto(device_, bytes_.get(), len_, container_, format_, output_->data());
-    } else {
-      result_.emplace(decodeToHost(device_, bytes_.get(), len_, container_, format_));
-    }
+    if (resultData_) decodeInto(device_, bytes_.get(), len_, container_, format_, resultData_);
+    else readback_.emplace(decodeToHost(device_, bytes_.get(), len_, container_, format_));
     bytes_.reset();  // the input is no longer needed; free it before the JS thread runs OnOK
   } catch (const BackendFailure& e) {
     fail(e.code, e.what(), e.reason);
@@ -39,8 +39,8 @@ void DecodeWorker::Execute() {
 void DecodeWorker::OnOK() {
   Napi::Env env = Env();
   const uint64_t n = container_.rows * container_.cols;
-  if (target_.IsEmpty()) {
-    deferred_.Resolve(output_->toTypedArray(env, format_, n));
+  if (!result_.IsEmpty()) {
+    deferred_.Resolve(result_.Value());
     return;
   }
   Napi::TypedArray out = target_.Value();
@@ -48,8 +48,8 @@ void DecodeWorker::OnOK() {
     deferred_.Reject(toJsError(env, Failure("INVALID_ARGUMENT", "out changed length (detached?) while the decode ran")).Value());
     return;
   }
-  result_->copyTo(static_cast<uint8_t*>(out.ArrayBuffer().Data()) + out.ByteOffset());
-  result_.reset();  // its buffers go back to the pool
+  readback_->copyTo(static_cast<uint8_t*>(out.ArrayBuffer().Data()) + out.ByteOffset());
+  readback_.reset();  // its buffers go back to the pool
   deferred_.Resolve(out);
 }
 

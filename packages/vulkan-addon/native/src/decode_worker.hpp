@@ -1,8 +1,8 @@
 // decodeAsync's worker. All validation (arguments, the native parse, the dispatch plan) runs on
 // the JS thread before it is queued, so a bad stream rejects without using a pool thread. The
 // worker owns a copy of the input bytes; the GPU round trip (upload, submit, wait, readback) runs
-// on the libuv pool thread. Without a target it decodes into memory that becomes the result's
-// ArrayBuffer (decodeInto: written by the GPU, or one host copy); with a target (decodeIntoAsync)
+// on the libuv pool thread. Without a target it decodes into the result array, allocated before
+// (decodeInto: written by the GPU, or one host copy); with a target (decodeIntoAsync)
 // the one copy into the caller's array happens on the JS thread when the GPU is done, after
 // checking the array still has its length (JS may detach it meanwhile).
 #pragma once
@@ -22,6 +22,9 @@ class DecodeWorker : public Napi::AsyncWorker {
   Napi::Promise promise() const { return deferred_.Promise(); }
   // decodeIntoAsync: the array to copy into when done (held so it is not collected).
   void target(Napi::TypedArray out) { target_ = Napi::Persistent(out); }
+  // decodeAsync: allocates the result array now (on the JS thread); no JS code can reach it
+  // before the promise resolves, so the worker writes into it directly.
+  void result();
 
   void Execute() override;
   void OnOK() override;
@@ -36,9 +39,9 @@ class DecodeWorker : public Napi::AsyncWorker {
   size_t len_;
   Container container_;
   OutputFormat format_;
-  std::optional<HostResult> result_;     // with a target: held until OnOK copies it
-  std::unique_ptr<OwnedOutput> output_;  // without: the new array's memory
-  Napi::Reference<Napi::TypedArray> target_;
+  std::optional<HostResult> readback_;  // with a target: held until OnOK copies it
+  Napi::Reference<Napi::TypedArray> target_, result_;
+  void* resultData_ = nullptr;
   std::string code_, message_, reason_;
 };
 
