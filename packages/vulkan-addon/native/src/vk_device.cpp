@@ -183,7 +183,9 @@ void VulkanDevice::createDevice() {
   vkGetDeviceQueue(device, queueFamily, 0, &queue);
   if (info.hostImportAlignment)
     getHostPointerProperties = reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(vkGetDeviceProcAddr(device, "vkGetMemoryHostPointerPropertiesEXT"));
-  if (!getHostPointerProperties) info.hostImportAlignment = 0;
+  // SGFP4_VULKAN_HOST_IMPORT=0 keeps the staging path (to compare the two on one machine).
+  const char* hostImport = std::getenv("SGFP4_VULKAN_HOST_IMPORT");
+  if (!getHostPointerProperties || (hostImport && std::string(hostImport) == "0")) info.hostImportAlignment = 0;
 }
 
 VulkanDevice::VulkanDevice(const std::string& requested) {
