@@ -4,9 +4,7 @@
  * and run golden vectors. The page's model is published on window.__inspector for the tests.
  */
 import { decodedSha256, halfToFloat, parse, parseManifest, sha256Hex, LAYOUT_NAMES, type Container, type Manifest, type Profile, type Shape } from "@sgfp4/format";
-import { CpuWorkerBackend } from "./decoders/cpu";
-import { WebGpuBackend } from "./decoders/gpu";
-import { toFailure, type Availability, type DecoderBackend } from "./decoders/types";
+import { CpuWorkerBackend, WebGpuBackend, toFailure, type Availability, type PageDecoder } from "./decoders";
 import { buildModel, leafAtElement, type StructureModel } from "./model";
 import { TensorCanvas } from "./view";
 import { leafColors, magnitudePainter, structurePainter, valuesPainter, type ColorBy } from "./painters";
@@ -40,7 +38,7 @@ interface Opened {
 
 const cpu = new CpuWorkerBackend();
 const gpu = new WebGpuBackend();
-const backends: DecoderBackend[] = [cpu, gpu];
+const backends: PageDecoder[] = [cpu, gpu];
 const availability = new Map<string, Promise<Availability>>(backends.map((b) => [b.name, b.available()]));
 /** what each backend runs on, shown beside its result */
 const backendDetail = new Map<string, string>();
