@@ -9,7 +9,7 @@ import { join, relative, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const root = resolve(import.meta.dirname, "../../..");
-const readmes = ["README.md", "packages/format/README.md", "packages/cpu-decoder/README.md", "packages/encoder/README.md", "packages/webgpu-decoder/README.md", "packages/vulkan-addon/README.md", "conformance/README.md", "apps/cli/README.md"]
+const readmes = ["README.md", "packages/format/README.md", "packages/cpu-decoder/README.md", "packages/encoder/README.md", "packages/webgpu-decoder/README.md", "packages/vulkan-addon/README.md", "packages/decoders/README.md", "conformance/README.md", "apps/cli/README.md"]
   .map((p) => join(root, p))
   .filter(existsSync);
 
