@@ -8,7 +8,7 @@ import { join, resolve } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const root = resolve(import.meta.dirname, "../../..");
-const dirs = ["packages", "apps"].flatMap((d) => readdirSync(join(root, d)).map((n) => join(root, d, n))).concat(join(root, "conformance"));
+const dirs = ["packages", "apps"].flatMap((d) => readdirSync(join(root, d)).map((n) => join(root, d, n))).concat(join(root, "conformance"), join(root, "golden-vectors"));
 const packages = dirs
   .filter((d) => existsSync(join(d, "package.json")))
   .map((dir) => ({ dir, pkg: JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) }))
