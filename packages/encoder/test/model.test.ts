@@ -5,7 +5,8 @@ import { mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { decodeModel, encodeModel, verifyModel } from "../src/model.js";
+import { encodeModel } from "../src/model.js";
+import { decodeModel, verifyModel } from "../src/rebuild.js";
 import { synthetic } from "../src/random.js";
 import { readTensorBytes, readTensorIndex, toFloat32 } from "../src/safetensors.js";
 
