@@ -1,6 +1,6 @@
 /**
- * ONNX models, read and written at the protobuf wire level: the float initializers (of the main
- * graph and of If/Loop subgraphs) with the byte range of their raw_data, and a writer that splices
+ * ONNX models, read and written at the protobuf wire level: the tensors of initializers and of
+ * Constant nodes (in the main graph and in If/Loop subgraphs) with the byte range of their raw_data, and a writer that splices
  * new raw_data into a model, every other byte kept as it was (only the length prefixes of the
  * enclosing messages change). No protobuf schema library: the six fields walked are listed below.
  */
@@ -13,6 +13,7 @@ const GRAPH_INITIALIZER = 5;
 const NODE_NAME = 3;
 const NODE_ATTRIBUTE = 5;
 const ATTR_NAME = 1;
+const ATTR_TENSOR = 5;
 const ATTR_GRAPH = 6;
 const ATTR_GRAPHS = 11;
 const TENSOR_DIMS = 1;
@@ -29,7 +30,7 @@ const CHILDREN: Record<Kind, Partial<Record<number, Kind>>> = {
   model: { [MODEL_GRAPH]: "graph" },
   graph: { [GRAPH_NODE]: "node", [GRAPH_INITIALIZER]: "tensor" },
   node: { [NODE_ATTRIBUTE]: "attribute" },
-  attribute: { [ATTR_GRAPH]: "graph", [ATTR_GRAPHS]: "graph" },
+  attribute: { [ATTR_TENSOR]: "tensor", [ATTR_GRAPH]: "graph", [ATTR_GRAPHS]: "graph" },
   tensor: {},
 };
 
@@ -90,7 +91,10 @@ function* fields(buf: Uint8Array, start: number, end: number): Generator<Field> 
 const utf8 = new TextDecoder();
 
 export interface OnnxInitializer {
-  /** unique name: the subgraph path ("node.attr/") and the initializer's name, "#k" for the k-th repeat */
+  /**
+   * unique name: the subgraph path ("node.attr/") and the initializer's name (a Constant node's
+   * tensor: "node.value"), "#k" added for the k-th repeat
+   */
   name: string;
   dims: number[];
   dataType: number;
@@ -117,7 +121,7 @@ function readTensor(buf: Uint8Array, start: number, end: number): Omit<OnnxIniti
   return { localName, dims, dataType, ...(raw && !external ? { rawStart: raw[0], rawEnd: raw[1] } : {}) };
 }
 
-/** Every initializer of the model, in file order (subgraphs where their node is). */
+/** Every initializer and Constant tensor of the model, in file order (subgraphs where their node is). */
 export function onnxInitializers(buf: Uint8Array): OnnxInitializer[] {
   const out: OnnxInitializer[] = [];
   const seen = new Map<string, number>();
@@ -130,7 +134,8 @@ export function onnxInitializers(buf: Uint8Array): OnnxInitializer[] {
       const child = f.wire === 2 ? CHILDREN[kind][f.field] : undefined;
       if (child === "tensor") {
         const { localName, ...t } = readTensor(buf, f.start, f.end);
-        const base = prefix + localName;
+        // a Constant node's tensor is named after its node and attribute ("node.value")
+        const base = kind === "attribute" ? prefix + attrName : prefix + localName;
         const k = seen.get(base) ?? 0;
         seen.set(base, k + 1);
         out.push({ name: k ? `${base}#${k}` : base, ...t });
