@@ -16,20 +16,8 @@ import { decodeModel, verifyModel } from "../src/rebuild.js";
 import { synthetic } from "../src/random.js";
 import { readTensorBytes, readTensorIndex } from "../src/safetensors.js";
 import { assignShards, parseShard } from "../src/shards.js";
+import { f32, safetensors } from "./files.js";
 
-function safetensors(tensors: { name: string; dtype?: string; shape: number[]; data: Uint8Array }[], metadata?: Record<string, string>): Uint8Array {
-  const header: Record<string, unknown> = metadata ? { __metadata__: metadata } : {};
-  let at = 0;
-  for (const t of tensors) {
-    header[t.name] = { dtype: t.dtype ?? "F32", shape: t.shape, data_offsets: [at, at + t.data.length] };
-    at += t.data.length;
-  }
-  const json = Buffer.from(JSON.stringify(header));
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64LE(BigInt(json.length));
-  return Buffer.concat([len, json, ...tensors.map((t) => Buffer.from(t.data))]);
-}
-const f32 = (a: Float32Array) => new Uint8Array(a.buffer.slice(0));
 
 let dir: string;
 let sharded: string;

@@ -9,21 +9,10 @@ import { encodeModel } from "../src/model.js";
 import { decodeModel, verifyModel } from "../src/rebuild.js";
 import { synthetic } from "../src/random.js";
 import { readTensorBytes, readTensorIndex, toFloat32 } from "../src/safetensors.js";
+import { f32, safetensors as file } from "./files.js";
 
-/** A safetensors file built by hand (no writer under test involved). */
-function safetensors(tensors: { name: string; dtype: string; shape: number[]; data: Uint8Array }[]): Uint8Array {
-  const header: Record<string, unknown> = { __metadata__: { format: "pt" } };
-  let at = 0;
-  for (const t of tensors) {
-    header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [at, at + t.data.length] };
-    at += t.data.length;
-  }
-  const json = Buffer.from(JSON.stringify(header));
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64LE(BigInt(json.length));
-  return Buffer.concat([len, json, ...tensors.map((t) => Buffer.from(t.data))]);
-}
-const f32 = (a: Float32Array) => new Uint8Array(a.buffer.slice(0));
+const safetensors = (tensors: Parameters<typeof file>[0]) => file(tensors, { format: "pt" });
+
 const f16 = (a: Float32Array) => new Uint8Array(Uint16Array.from(a, (v) => floatToHalf(v)).buffer);
 const bf16 = (a: Float32Array) => new Uint8Array(Uint16Array.from(a, (v) => float32Bits(v) >>> 16).buffer); // truncation: exact in BF16 afterwards
 
