@@ -132,6 +132,12 @@ describe("messages", () => {
     );
   });
 
+  it("--help documents the exit statuses and --json", () => {
+    const help = sgfp4(["--help"]).stdout;
+    expect(help).toMatch(/Exit status: 0 ok, 1 failure .* 2 usage .* 3 invalid container .* 4 validate --strict .* 130\/143 interrupted/);
+    expect(help).toMatch(/--json \(encode, verify, validate, inspect, merge-manifests\)/);
+  });
+
   it("a missing Node WebGPU engine says what to install", () => {
     const raw = "backend webgpu is unavailable: could not load the 'webgpu' package (Dawn) for Node: Cannot find package 'webgpu' imported from /x/gpu.js";
     expect(withInstallHint(raw)).toBe(`${raw}\nhint: --backend webgpu in Node needs the optional WebGPU engine: npm install webgpu@0.6.2 (or use --backend cpu or vulkan)`);

@@ -60,7 +60,13 @@ async function checkUnquantized(dir: string, m: ModelManifest): Promise<Unquanti
     }
   }
   const skeleton = m.source?.skeleton;
-  if (skeleton) await checkHash(skeleton.file, skeleton.sha256);
+  if (skeleton && (await checkHash(skeleton.file, skeleton.sha256))) {
+    // every encoded tensor has its place in the skeleton: a raw_data emptied by the encoder
+    const emptied = new Set(onnxInitializers(await readFile(insideDir(dir, skeleton.file))).filter((t) => t.rawStart !== undefined && t.rawStart === t.rawEnd).map((t) => t.name));
+    const homeless = m.tensors.find((t) => !emptied.has(t.name));
+    if (homeless) problems.push({ name: skeleton.file, problem: `has no emptied raw_data initializer named ${homeless.name}` });
+  }
+  if (m.source?.format === "onnx" && !skeleton) problems.push({ name: "manifest.json", problem: "an ONNX source without its skeleton file" });
   if (m.source && m.source.format !== "onnx") {
     const laid = new Set(m.source.files.flatMap((f) => f.tensors));
     const listed = [...m.tensors.map((t) => t.name), ...(m.passthrough?.tensors ?? [])];
@@ -184,13 +190,9 @@ function safeName(file: string): string {
 async function writeOnnx(dir: string, m: ModelManifest, out: string, want: string, decodedBytes: (t: ManifestTensor, dtype: FloatDtype) => Promise<Uint8Array>): Promise<string[]> {
   if (want !== "source" && want !== "f32") throw new Sgfp4Error("INVALID_ARGUMENT", `an ONNX model is rebuilt with its float32 initializers (--dtype f32 or source), not ${want}`);
   const skeleton = await readFile(insideDir(dir, m.source!.skeleton!.file));
-  const at = new Map(onnxInitializers(skeleton).map((t) => [t.name, t.rawStart]));
+  const at = new Map(onnxInitializers(skeleton).map((t) => [t.name, t.rawStart!]));
   const replace = new Map<number, Uint8Array>();
-  for (const t of m.tensors) {
-    const start = at.get(t.name);
-    if (start === undefined) throw new Sgfp4Error("INVALID_MANIFEST", `tensor ${t.name} is not a raw_data initializer of the ONNX skeleton`);
-    replace.set(start, await decodedBytes(t, "F32"));
-  }
+  for (const t of m.tensors) replace.set(at.get(t.name)!, await decodedBytes(t, "F32")); // places checked with the skeleton's hash
   await writeAtomically(out, (tmp) => writeFile(tmp, spliceOnnx(skeleton, replace)));
   return [out];
 }
