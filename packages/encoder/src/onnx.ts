@@ -101,6 +101,8 @@ export interface OnnxInitializer {
   /** raw_data's byte range in the file; absent when the values are elsewhere (typed fields, external data) */
   rawStart?: number;
   rawEnd?: number;
+  /** the values are in an external file (data_location EXTERNAL) */
+  external?: boolean;
 }
 
 function readTensor(buf: Uint8Array, start: number, end: number): Omit<OnnxInitializer, "name"> & { localName: string } {
@@ -118,7 +120,7 @@ function readTensor(buf: Uint8Array, start: number, end: number): Omit<OnnxIniti
     else if (f.field === TENSOR_RAW_DATA) raw = [f.start, f.end];
     else if (f.field === TENSOR_DATA_LOCATION) external = f.value === 1n;
   }
-  return { localName, dims, dataType, ...(raw && !external ? { rawStart: raw[0], rawEnd: raw[1] } : {}) };
+  return { localName, dims, dataType, ...(raw && !external ? { rawStart: raw[0], rawEnd: raw[1] } : {}), ...(external ? { external } : {}) };
 }
 
 /** Every initializer and Constant tensor of the model, in file order (subgraphs where their node is). */

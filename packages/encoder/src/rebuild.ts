@@ -129,6 +129,7 @@ export async function decodeModel(dir: string, out: string, opts: ModelDecodeOpt
     return { name, dtype: p.dtype, shape: p.shape, byteLength: p.end - p.start, bytes: () => readTensorBytes(p.path, p) };
   };
   const source = m.source;
+  if (source?.format === "safetensors-sharded" && out.endsWith(".safetensors")) throw new Sgfp4Error("INVALID_ARGUMENT", `the model is sharded (${source.files.length} files and an index): give -o a folder, not ${out}`);
   let files: string[];
   if (source?.format === "onnx") files = await writeOnnx(dir, m, out, want, decodedBytes);
   else if (source?.format === "safetensors-sharded") files = await writeShards(m, out, outTensor);

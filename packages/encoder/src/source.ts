@@ -118,6 +118,8 @@ async function openSharded(indexPath: string): Promise<ModelSource> {
 /** ONNX: the float initializers stored as raw_data (the others stay in the model as they are). */
 async function openOnnx(path: string): Promise<ModelSource> {
   const inits = onnxInitializers(await readFile(path));
+  const external = inits.find((t) => t.external);
+  if (external) bad(`${path}: tensor ${external.name} keeps its data in an external file; ONNX external data is not supported (save the model with its data inside, under 2 GiB)`);
   const tensors: SourceTensor[] = inits
     .filter((t) => t.dataType === ONNX_FLOAT && t.rawStart !== undefined)
     .map((t) => ({ name: t.name, dtype: "F32", shape: t.dims, start: t.rawStart!, end: t.rawEnd!, path }));

@@ -51,6 +51,7 @@ describe("sharded safetensors checkpoints", () => {
     expect(two.metadata).toBeUndefined();
     const index = JSON.parse(await readFile(join(rebuilt, "model.safetensors.index.json"), "utf8"));
     expect(index).toEqual(JSON.parse(await readFile(join(sharded, "model.safetensors.index.json"), "utf8")));
+    await expect(decodeModel(out, join(dir, "one-file.safetensors"), { decode })).rejects.toThrow(/the model is sharded \(2 files and an index\): give -o a folder/);
     // the passthrough bias is byte for byte the source's
     expect(Buffer.from(await readTensorBytes(one.path, one.tensors[2]!)).equals(Buffer.from(f32(bias)))).toBe(true);
   });
@@ -182,5 +183,12 @@ describe("ONNX", () => {
     const expected = decode(container, { profile: "v2", shape: [64, 96] });
     expect(Buffer.from(bytes.subarray(W.rawStart, W.rawEnd)).equals(Buffer.from(expected.buffer))).toBe(true);
     await expect(decodeModel(out, join(dir, "x.onnx"), { decode, dtype: "bf16" })).rejects.toThrow(/float32 initializers/);
+  });
+
+  it("external data is refused with what to do", async () => {
+    const ext = [...field(8, text("E")), ...num(2, 1), ...num(1, 4), ...field(13, [...field(1, text("location")), ...field(2, text("e.bin"))]), ...num(14, 1)];
+    const file = join(dir, "ext.onnx");
+    await writeFile(file, Uint8Array.from([...num(1, 8), ...field(7, field(5, ext))]));
+    await expect(encodeModel(file, join(dir, "never-ext"), {})).rejects.toThrow(/tensor E keeps its data in an external file; ONNX external data is not supported/);
   });
 });
