@@ -146,7 +146,6 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
       done += numel(t.shape);
       tensors.push({ index, entry: manifestEntry(t, rel, profile, shape, r) });
     }
-    const layout: SourceLayout = { ...source.layout };
     const part: ManifestPart = {
       format: PART_FORMAT,
       version: PART_VERSION,
@@ -158,17 +157,7 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
       tensors,
       containerBytes: bytesTotal,
     };
-    if (shardIndex === 0) {
-      // the unquantized rest: a passthrough file, or (ONNX) the model without the encoded raw_data
-      if (source.format === "onnx") layout.skeleton = await writeOnnxSkeleton(input, work.tmp, toEncode);
-      else if (toPass.length) {
-        const rel = "passthrough.safetensors";
-        await writeSafetensors(join(work.tmp, rel), toPass.map((t) => ({ name: t.name, dtype: t.dtype, shape: t.shape, byteLength: t.end - t.start, bytes: () => readTensorBytes(t.path, t) })));
-        part.passthrough = { file: rel, tensors: toPass.map((t) => t.name) };
-        part.passthroughSha256 = await fileSha256(join(work.tmp, rel));
-      }
-      part.source = layout;
-    }
+    if (shardIndex === 0) await writeUnquantized(source, input, work.tmp, toEncode, toPass, part);
     let manifest: ModelManifest;
     if (shardCount === 1) {
       manifest = assembleManifest([part]);
@@ -181,7 +170,7 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
     return {
       manifest,
       encoded: mine.length,
-      passthrough: source.format === "onnx" ? 0 : toPass.length,
+      passthrough: toPass.length,
       bitsPerWeight: partTotal ? round4((bytesTotal * 8) / partTotal) : 0,
       ...(shardCount > 1 ? { part } : {}),
     };
@@ -238,6 +227,22 @@ async function rateControl(
   const floor = (bytesAtLambda([...analyses.values()], LAMBDA_MAX) * 8) / total;
   if (bpw < floor) throw new Sgfp4Error("INVALID_ARGUMENT", `--bpw ${bpw} is below the smallest size these tensors can reach, ${Math.ceil(floor * 100) / 100} bits per weight; ask for at least that`);
   return { lambda: searchLambda([...analyses.values()], bpw * total), analyses };
+}
+
+/**
+ * Shard 0's share: what stays unquantized (a passthrough safetensors file, or for ONNX the model
+ * without the encoded raw_data) and the source layout, recorded in the part.
+ */
+async function writeUnquantized(source: ModelSource, input: string, dir: string, toEncode: readonly SourceTensor[], toPass: readonly SourceTensor[], part: ManifestPart): Promise<void> {
+  const layout: SourceLayout = { ...source.layout };
+  if (source.format === "onnx") layout.skeleton = await writeOnnxSkeleton(input, dir, toEncode);
+  else if (toPass.length) {
+    const rel = "passthrough.safetensors";
+    await writeSafetensors(join(dir, rel), toPass.map((t) => ({ name: t.name, dtype: t.dtype, shape: t.shape, byteLength: t.end - t.start, bytes: () => readTensorBytes(t.path, t) })));
+    part.passthrough = { file: rel, tensors: toPass.map((t) => t.name) };
+    part.passthroughSha256 = await fileSha256(join(dir, rel));
+  }
+  part.source = layout;
 }
 
 /** ONNX: the model with every encoded initializer's raw_data emptied (decode-model puts it back). */
