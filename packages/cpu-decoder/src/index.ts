@@ -3,7 +3,7 @@
  * kernel on the calling thread; decodeReference is the readable loop they are tested against.
  * Worker-thread decode lives in the Node-only entry "@sgfp4/cpu-decoder/parallel".
  */
-import { Sgfp4Error, checkShape, detectProfile, type ConformanceBackend, type Container } from "@sgfp4/format";
+import { Sgfp4Error, checkShape, detectProfile, requestedFormat, type Container, type Decoder } from "@sgfp4/format";
 import {
   MAX_WASM_BYTES,
   WASM_PAGE,
@@ -412,16 +412,23 @@ function expand(c: Container, bytes: Uint8Array, out: Float32Array): void {
   }
 }
 
-export type { ConformanceBackend } from "@sgfp4/format";
+export type { ConformanceBackend, Decoder } from "@sgfp4/format";
 
-export function createConformanceBackend(): ConformanceBackend {
+/** The decoder "cpu" (the Decoder interface of @sgfp4/format). */
+export function createDecoder(): Decoder {
+  const formats = ["f32"] as const;
   return {
     name: "cpu",
+    formats,
     async available() {
       return { ok: true, detail: kernelAvailable() ? "WebAssembly SIMD kernel" : "JS reference loop (this engine cannot run the wasm SIMD kernel)" };
     },
-    async decode(bytes, opts) {
-      return decode(bytes, opts);
+    async decode(bytes, req) {
+      requestedFormat(req, formats, "cpu");
+      return decode(bytes, req);
     },
   };
 }
+
+/** @deprecated use createDecoder; kept for one release. */
+export const createConformanceBackend = createDecoder;

@@ -1,11 +1,12 @@
-/** The conformance backend `webgpu` (docs/ARCHITECTURE.md). */
-import type { ConformanceBackend, Shape } from "@sgfp4/format";
+/** The decoder `webgpu` (the Decoder interface, docs/ARCHITECTURE.md). */
+import { requestedFormat, type Decoder, type Shape } from "@sgfp4/format";
 
-export type { ConformanceBackend };
+export type { ConformanceBackend, Decoder } from "@sgfp4/format";
 import { WebGpuDecoder, type WebGpuDecoderOptions } from "./decoder.js";
 import { requestDevice } from "./gpu.js";
 
-export function createConformanceBackend(options: WebGpuDecoderOptions = {}): ConformanceBackend {
+export function createDecoder(options: WebGpuDecoderOptions = {}): Decoder {
+  const formats = ["f32"] as const;
   let state: Promise<{ decoder: WebGpuDecoder; detail: string } | { error: string }> | undefined;
   const open = () =>
     (state ??= requestDevice().then((r) => {
@@ -16,11 +17,13 @@ export function createConformanceBackend(options: WebGpuDecoderOptions = {}): Co
     }));
   return {
     name: "webgpu",
+    formats,
     async available() {
       const s = await open();
       return "error" in s ? { ok: false, reason: s.error } : { ok: true, detail: s.detail };
     },
     async decode(bytes, opts) {
+      requestedFormat(opts, formats, "webgpu");
       const s = await open();
       if ("error" in s) {
         const { Sgfp4Error } = await import("@sgfp4/format");
@@ -35,3 +38,6 @@ export function createConformanceBackend(options: WebGpuDecoderOptions = {}): Co
     },
   };
 }
+
+/** @deprecated use createDecoder; kept for one release. */
+export const createConformanceBackend = createDecoder;

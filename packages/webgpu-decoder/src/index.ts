@@ -3,6 +3,6 @@
  * Node-only import: pass a GPUDevice from `navigator.gpu` in browsers, or use "./node" (Dawn).
  */
 export { WebGpuDecoder, PreparedContainer, OUTPUT_USAGE, type DecodeOptions, type WebGpuDecoderOptions, type KernelOption } from "./decoder.js";
-export { createConformanceBackend, type ConformanceBackend } from "./backend.js";
+export { createDecoder, createConformanceBackend, type ConformanceBackend, type Decoder } from "./backend.js";
 export { getGpu, requestDevice, type DeviceRequest } from "./gpu.js";
 export { decodeShader, COPY_SHADER, WORKGROUP_SIZE, type KernelVariant } from "./shader.js";

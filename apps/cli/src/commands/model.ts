@@ -7,6 +7,7 @@ import { rmSync } from "node:fs";
 import { availableParallelism } from "node:os";
 import type { Command } from "commander";
 import type * as Encoder from "@sgfp4/encoder";
+import { decodeFloat32 } from "@sgfp4/format";
 import { openBackend } from "../backends.js";
 import { progressBar } from "../progress.js";
 import { CliError, EXIT, collectList, usage } from "../util.js";
@@ -31,7 +32,7 @@ function numberOption(name: string, text: string | undefined, check: (n: number)
 async function backendDecode(name: string): Promise<{ decode: Encoder.DecodeFn; close: () => Promise<void> }> {
   const backend = await openBackend(name);
   return {
-    decode: (bytes, opts) => backend.decode(bytes, opts) as Promise<Float32Array>,
+    decode: (bytes, opts) => decodeFloat32(backend, bytes, opts),
     close: async () => {
       await backend.close?.();
     },
