@@ -185,6 +185,17 @@ describe("ONNX", () => {
     await expect(decodeModel(out, join(dir, "x.onnx"), { decode, dtype: "bf16" })).rejects.toThrow(/float32 initializers/);
   });
 
+  it("sharded: two parts merge to the one-process folder (skeleton from shard 0)", async () => {
+    const file = join(dir, "m2.onnx");
+    await writeFile(file, model);
+    const one = join(dir, "onnx-one");
+    await encodeModel(file, one, {});
+    for (const i of [0, 1]) await encodeModel(file, join(dir, `onnx-part-${i}`), { shard: [i, 2] });
+    const merged = join(dir, "onnx-merged");
+    await mergeParts([join(dir, "onnx-part-1"), join(dir, "onnx-part-0")], merged);
+    for (const f of ["manifest.json", "skeleton.onnx"]) expect(Buffer.compare(await readFile(join(merged, f)), await readFile(join(one, f))), f).toBe(0);
+  });
+
   it("external data is refused with what to do", async () => {
     const ext = [...field(8, text("E")), ...num(2, 1), ...num(1, 4), ...field(13, [...field(1, text("location")), ...field(2, text("e.bin"))]), ...num(14, 1)];
     const file = join(dir, "ext.onnx");
