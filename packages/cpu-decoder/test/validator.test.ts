@@ -8,9 +8,8 @@ import { describe, expect, it } from "vitest";
 import { parse, tiling, type Container } from "@sgfp4/format";
 import { BAND_MIN_OUTPUT_BYTES, bandedDecodeV1, fusedDecodeV2, validatedLeafTable } from "../src/kernel.js";
 import { createOutput, decode, decodeInto, decodeReference } from "../src/index.js";
-import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
+import { Rng, firstBitDifference, generateValid, mutate } from "@sgfp4/testkit";
 import { LAYOUT } from "@sgfp4/format";
-import { mutate } from "../../../tools/fuzz/src/mutate.js";
 
 type Profile = "v1" | "v2";
 

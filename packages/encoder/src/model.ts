@@ -21,12 +21,11 @@ import {
   type Shape,
   type VerifyReport,
 } from "@sgfp4/format";
+import { encoderPackage } from "./package-info.js";
 import { WorkerPool } from "./parallel.js";
 import { fromFloat32, isFloatDtype, readTensorBytes, readTensorIndex, toFloat32, writeSafetensors, type FloatDtype, type OutTensor, type TensorEntry } from "./safetensors.js";
 import { analyzeTensor, encodeTensorWith, searchLambda, type EncodeOptions, type TensorAnalysis } from "./tensor.js";
 
-export const ENCODER_NAME = "@sgfp4/encoder";
-export const ENCODER_VERSION = "0.1.0";
 
 export type DecodeFn = (bytes: Uint8Array, opts: { profile: Profile; shape: Shape }) => Promise<Float32Array> | Float32Array;
 
@@ -171,8 +170,7 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
       format: MANIFEST_FORMAT,
       version: MANIFEST_VERSION,
       encoder: {
-        name: ENCODER_NAME,
-        version: ENCODER_VERSION,
+        ...encoderPackage(),
         settings: { profile, ...(opts.bpw !== undefined ? { bpw: opts.bpw, lambda } : {}), fit: opts.fit ?? {}, quadtree: opts.quadtree ?? {}, minElements },
       },
       tensors,
@@ -241,7 +239,7 @@ export async function decodeModel(dir: string, outFile: string, opts: ModelDecod
   await mkdir(dirname(outFile), { recursive: true });
   const tmp = `${outFile}.partial-${process.pid}`;
   try {
-    await writeSafetensors(tmp, out, { format: "pt", decodedBy: ENCODER_NAME });
+    await writeSafetensors(tmp, out, { format: "pt", decodedBy: encoderPackage().name });
     await rename(tmp, outFile);
   } catch (e) {
     await rm(tmp, { force: true });

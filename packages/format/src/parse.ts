@@ -110,9 +110,9 @@ export interface Container {
 }
 
 export function leafAt(c: Container, i: number): Leaf {
-  const { log2, mode, ...leaf } = readLeaf(c.leafTable, i);
+  const { block, y, x, log2, mode, scaleBits, biasBits, payloadOffset } = readLeaf(c.leafTable, i);
   const size = 1 << log2;
-  return { ...leaf, size, mode: mode as Mode, payloadBytes: payloadBytes(size, mode as Mode) };
+  return { block, y, x, size, mode: mode as Mode, scaleBits, biasBits, payloadOffset, payloadBytes: payloadBytes(size, mode as Mode) };
 }
 
 /** Check the shape and limits, return the tiling. Throws INVALID_ARGUMENT / LIMIT_EXCEEDED. */

@@ -1,3 +1,4 @@
+/// <reference types="@webgpu/types" preserve="true" />
 /**
  * @sgfp4/webgpu-decoder: bit-exact SGFP4 decode with WGSL compute shaders. This entry has no
  * Node-only import: pass a GPUDevice from `navigator.gpu` in browsers, or use "./node" (Dawn).

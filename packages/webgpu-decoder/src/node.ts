@@ -1,3 +1,4 @@
+/// <reference types="@webgpu/types" preserve="true" />
 /**
  * Node entry: a device from the `webgpu` package (Dawn), with the adapter's highest storage
  * binding limits, and a decoder on it. Browsers use the main entry with their own device.

@@ -5,7 +5,8 @@
  * mutated bytes is left to the backends.
  */
 import { parse, type Container } from "@sgfp4/format";
-import type { Profile, Rng } from "@sgfp4/testkit";
+import type { Profile } from "./generate.js";
+import type { Rng } from "./prng.js";
 
 export interface MutationInput {
   profile: Profile;
