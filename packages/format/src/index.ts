@@ -53,8 +53,8 @@ export type { BitField, Mode, LeafEntry } from "./leaf-table.js";
 export { LEAF_TABLE_WGSL, CONTRACT_FILES, emitContract } from "./emit.js";
 export type { ContractLanguage } from "./emit.js";
 
-export { parse, leafAt, checkShape, detectProfile, DEFAULT_MAX_OUTPUT_BYTES } from "./parse.js";
-export type { Limits, ParseOptions, BlockInfo, Leaf, Warning, Container } from "./parse.js";
+export { parse, parseUntilFault, leafAt, checkShape, detectProfile, DEFAULT_MAX_OUTPUT_BYTES } from "./parse.js";
+export type { Limits, ParseOptions, PartialParse, BlockInfo, Leaf, Warning, Container } from "./parse.js";
 export { validate } from "./validate.js";
 export type { ValidateOptions, ValidationReport } from "./validate.js";
 export { writeV1, writeV2, writeV2Record, assembleV2, encodeTree, packCodes } from "./writer.js";
