@@ -20,15 +20,27 @@ std::string at(uint64_t record, uint64_t offset) { return " (at record " + str(r
 
 uint32_t rd32(const uint8_t* p) { return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24; }
 
-void checkParams(uint32_t header, uint64_t record, uint64_t offset) {
-  uint32_t scale = sgfp4_params_scale_bits(header), bias = sgfp4_params_bias_bits(header);
+// The checks below run per leaf: the test is inline, the message is built only on a fault.
+[[noreturn]] void nonFinite(uint32_t header, uint64_t record, uint64_t offset) {
+  const uint32_t scale = sgfp4_params_scale_bits(header), bias = sgfp4_params_bias_bits(header);
   if (sgfp4_half_nonfinite(scale)) throw Failure("NONFINITE_PARAMETER", "scale " + hex(scale) + " is Inf or NaN" + at(record, offset));
-  if (sgfp4_half_nonfinite(bias)) throw Failure("NONFINITE_PARAMETER", "bias " + hex(bias) + " is Inf or NaN" + at(record, offset));
+  throw Failure("NONFINITE_PARAMETER", "bias " + hex(bias) + " is Inf or NaN" + at(record, offset));
+}
+
+inline void checkParams(uint32_t header, uint64_t record, uint64_t offset) {
+  if (sgfp4_half_nonfinite(sgfp4_params_scale_bits(header)) || sgfp4_half_nonfinite(sgfp4_params_bias_bits(header))) nonFinite(header, record, offset);
 }
 
 void requireZero(const uint8_t* bytes, uint64_t from, uint64_t to, const char* what) {
   for (uint64_t o = from; o < to; o++)
     if (bytes[o] != 0) throw Failure("NONZERO_PADDING", std::string("nonzero byte in ") + what + " (at byte offset " + str(o) + ")");
+}
+
+// A leaf's payload padding: `used` and `padded` are multiples of 4, so at most three words.
+inline void requireZeroPadding(const uint8_t* bytes, uint64_t from, uint64_t to) {
+  uint32_t any = 0;
+  for (uint64_t o = from; o < to; o += 4) any |= rd32(bytes + o);
+  if (any) requireZero(bytes, from, to, "a leaf's payload padding");
 }
 
 uint64_t align16(uint64_t n) { return (n + SGFP4_PAYLOAD_ALIGN - 1) & ~uint64_t(SGFP4_PAYLOAD_ALIGN - 1); }
@@ -91,6 +103,19 @@ uint32_t walkSplitMap(const uint32_t map[3], uint32_t y, uint32_t x, uint32_t lo
 
 const int kUniformLog2[6] = {6, 5, 4, 3, -1, 2};
 
+struct UniformGeometry {
+  std::vector<Geo> leaves[6];  // per layout, in storage (raster) order; MIXED (4) empty
+  UniformGeometry() {
+    for (uint32_t l = 0; l < 6; l++) {
+      if (kUniformLog2[l] < 0) continue;
+      const uint32_t log2 = uint32_t(kUniformLog2[l]), size = 1u << log2;
+      for (uint32_t y = 0; y < kMacro; y += size)
+        for (uint32_t x = 0; x < kMacro; x += size) leaves[l].push_back(Geo{uint8_t(y), uint8_t(x), uint8_t(log2)});
+    }
+  }
+};
+const UniformGeometry kUniform;  // built once, at load
+
 // Parses one record starting at `start` (< len). Returns the end of its last payload.
 uint64_t parseRecord(const uint8_t* bytes, uint64_t len, uint64_t b, uint64_t start, Container& c, std::vector<Geo>& geo) {
   if (start + 4 > len) throw Failure("TRUNCATED", "stream ends inside the sb_header" + at(b, len));
@@ -99,6 +124,7 @@ uint64_t parseRecord(const uint8_t* bytes, uint64_t len, uint64_t b, uint64_t st
   const uint32_t layout = sb & 7;
   if (layout > 5) throw Failure("UNKNOWN_LAYOUT", "layout value " + str(layout) + at(b, start));
   geo.clear();
+  const std::vector<Geo>* leaves = &geo;
   uint64_t headersAt = start + 4;
   if (layout == 4) {
     if (start + 16 > len) throw Failure("TRUNCATED", "stream ends inside the split map" + at(b, len));
@@ -110,12 +136,10 @@ uint64_t parseRecord(const uint8_t* bytes, uint64_t len, uint64_t b, uint64_t st
         throw Failure("NONZERO_PADDING", "split-map bit " + str(k) + " is set past the last bit the walk consumed (" + str(used) + ")" + at(b, start + 4 + (k >> 3)));
     headersAt = start + 16;
   } else {
-    const uint32_t log2 = uint32_t(kUniformLog2[layout]);
-    const uint32_t size = 1u << log2;
-    for (uint32_t y = 0; y < kMacro; y += size)
-      for (uint32_t x = 0; x < kMacro; x += size) geo.push_back(Geo{uint8_t(y), uint8_t(x), uint8_t(log2)});
+    leaves = &kUniform.leaves[layout];
   }
-  const uint64_t n = geo.size();
+  const Geo* g = leaves->data();
+  const uint64_t n = leaves->size();
   const uint64_t headersEnd = headersAt + 4 * n;
   if (headersEnd > len) throw Failure("TRUNCATED", "stream ends inside the " + str(n) + " leaf headers" + at(b, len));
   const uint64_t payloadStart = align16(headersEnd);
@@ -123,21 +147,22 @@ uint64_t parseRecord(const uint8_t* bytes, uint64_t len, uint64_t b, uint64_t st
   requireZero(bytes, headersEnd, payloadStart, "the record header pad");
 
   const size_t firstLeaf = c.leafTable.size() / SGFP4_LEAF_WORDS;
+  c.leafTable.resize(c.leafTable.size() + n * SGFP4_LEAF_WORDS);
+  uint32_t* leaf = c.leafTable.data() + firstLeaf * SGFP4_LEAF_WORDS;
   uint64_t p = payloadStart;
-  for (uint64_t i = 0; i < n; i++) {
+  for (uint64_t i = 0; i < n; i++, leaf += SGFP4_LEAF_WORDS) {
     const uint32_t h = rd32(bytes + headersAt + 4 * i);
     const uint32_t flags = h & (SGFP4_V2_LEAF_MODE_MASK | SGFP4_V2_LEAF_RESERVED_MASK);
     if (flags & SGFP4_V2_LEAF_RESERVED_MASK) throw Failure("RESERVED_BITS", "leaf " + str(i) + " flag bits 1-3 set (flags " + hex(flags) + ")" + at(b, headersAt + 4 * i));
     const uint32_t mode = flags & SGFP4_V2_LEAF_MODE_MASK;
-    const uint32_t used = sgfp4_leaf_payload_bytes(geo[i].log2, mode);
+    const uint32_t used = sgfp4_leaf_payload_bytes(g[i].log2, mode);
     const uint64_t padded = align16(used);
     if (p + padded > len) throw Failure("TRUNCATED", "stream ends inside the payload of leaf " + str(i) + at(b, len));
-    requireZero(bytes, p + used, p + padded, "a leaf's payload padding");
-    // pushed in word order: SGFP4_LEAF_WORD_BLOCK, _GEOMETRY, _PARAMS, _PAYLOAD
-    c.leafTable.push_back(uint32_t(b));
-    c.leafTable.push_back(sgfp4_geometry_pack(geo[i].y, geo[i].x, geo[i].log2, mode));
-    c.leafTable.push_back(sgfp4_v2_header_params(h));
-    c.leafTable.push_back(uint32_t(p));
+    requireZeroPadding(bytes, p + used, p + padded);
+    leaf[SGFP4_LEAF_WORD_BLOCK] = uint32_t(b);
+    leaf[SGFP4_LEAF_WORD_GEOMETRY] = sgfp4_geometry_pack(g[i].y, g[i].x, g[i].log2, mode);
+    leaf[SGFP4_LEAF_WORD_PARAMS] = sgfp4_v2_header_params(h);
+    leaf[SGFP4_LEAF_WORD_PAYLOAD] = uint32_t(p);
     p += padded;
   }
   // Parameters are checked after the record's structure, as @sgfp4/format does.
