@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "addon_args.hpp"
 #include "decode_worker.hpp"
@@ -81,11 +82,12 @@ Napi::Value DecodeAsync(const Napi::CallbackInfo& info) {
     if (into) outputArray(info, 4, a.format, c.rows * c.cols);
     VulkanDevice& d = deviceFor(a.device);
     planFor(d, c, a.len, a.format);  // LIMIT_EXCEEDED now, not on the worker
-    auto* worker = new DecodeWorker(info.Env(), d, a.bytes, a.len, std::move(c), a.format);
+    // Owned here until queued: a failure before (the result array not allocated) frees it.
+    std::unique_ptr<DecodeWorker> worker(new DecodeWorker(info.Env(), d, a.bytes, a.len, std::move(c), a.format));
     if (into) worker->target(info[4].As<Napi::TypedArray>());
     else worker->result();
     Napi::Promise p = worker->promise();
-    worker->Queue();  // the worker deletes itself after OnOK / OnError
+    worker.release()->Queue();  // the worker deletes itself after OnOK / OnError
     return p;
   });
 }
