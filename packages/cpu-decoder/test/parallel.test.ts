@@ -4,7 +4,7 @@ import { decodeParallel, terminateWorkers } from "../src/parallel.js";
 import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
 import { parse } from "@sgfp4/format";
 import { SHAPES } from "./helpers.js";
-import { mutate } from "../../../tools/fuzz/src/mutate.js";
+import { mutate } from "@sgfp4/testkit";
 
 afterAll(() => terminateWorkers());
 
