@@ -8,13 +8,13 @@
  */
 
 /* The padding of a payload of `used` bytes lies in its last 16-byte chunk (it is under 16 bytes):
- * bytes (used & 15)..15 of that chunk must be zero; none when used is a multiple of 16. Branch-free,
- * since FP4 and T158 leaves alternate at random. */
-static inline int padding_zero(const u8 *last_chunk, u32 used) {
+ * bytes (used & 15)..15 of that chunk must be zero; none when used is a multiple of 16. Returns
+ * those bytes (all zero when valid). Branch-free, since FP4 and T158 leaves alternate at random. */
+static inline v128_t padding_bytes(const u8 *last_chunk, u32 used) {
   const v128_t iota = wasm_i8x16_const(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
   const u32 first_pad = (used & 15u) ? (used & 15u) : 16u;
   const v128_t pad = wasm_u8x16_ge(iota, wasm_i8x16_splat((signed char)first_pad));
-  return !wasm_v128_any_true(wasm_v128_and(wasm_v128_load(last_chunk), pad));
+  return wasm_v128_and(wasm_v128_load(last_chunk), pad);
 }
 
 __attribute__((export_name("validate_v1"))) int validate_v1(const u8 *in, u32 len, u32 blocks, u32 *table, u32 table_cap,
@@ -130,23 +130,27 @@ static inline __attribute__((always_inline)) int v2_record(const u8 *in, u32 len
   const u64 payload_start = (headers_end + 15u) & ~15ull;
   if (payload_start > len) return -1;
   if (!all_zero(in, (u32)headers_end, (u32)payload_start)) return -1;
+  /* Reserved bits, non-finite halves and nonzero padding are gathered branch-free and judged once
+   * per record (valid streams are the fast case); only the bound check, which keeps every read
+   * inside the stream, branches per leaf. */
   u64 p = payload_start;
+  u32 bad = 0;
+  v128_t bad_padding = wasm_i32x4_const(0, 0, 0, 0);
   for (u32 i = 0; i < n; i++) {
     const u32 h = load32(in + headers_at + 4u * i);
-    if (h & 0xeu) return -1;
-    if (half_nonfinite(h >> 16) || half_nonfinite(h & 0xfff0u)) return -1;
+    bad |= (h & 0xeu) | (u32)half_nonfinite(h >> 16) | (u32)half_nonfinite(h & 0xfff0u);
     const u32 mode = h & 1u, g = t[4 * i + 1], lg = g >> 12;
-    const u32 used = mode ? (1u << (2u * lg)) >> 2 : (1u << (2u * lg)) >> 1;
+    const u32 used = (1u << (2u * lg)) >> (1u + mode); /* FP4 4 bits a code, T158 2 */
     const u32 padded = (used + 15u) & ~15u;
     if (p + padded > len) return -1;
-    if (!padding_zero(in + (u32)p + padded - 16u, used)) return -1;
+    bad_padding = wasm_v128_or(bad_padding, padding_bytes(in + (u32)p + padded - 16u, used));
     t[4 * i] = b;
     t[4 * i + 1] = g | (mode << 15);
     t[4 * i + 2] = h & 0xfffffff0u;
     t[4 * i + 3] = (u32)p + addr_base;
     p += padded;
   }
-  return (int)n;
+  return bad || wasm_v128_any_true(bad_padding) ? -1 : (int)n;
 }
 
 __attribute__((export_name("validate_v2"))) int validate_v2(const u8 *in, u32 len, u32 blocks, u32 *table, u32 table_cap,
