@@ -6,3 +6,5 @@ export * from "./writer.js";
 export * from "./validate.js";
 export * from "./manifest.js";
 export * from "./decoder.js";
+export * from "./leaf-table.js";
+export { LEAF_TABLE_WGSL, CONTRACT_FILES, emitContract, type ContractLanguage } from "./emit.js";

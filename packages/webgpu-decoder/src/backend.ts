@@ -1,12 +1,12 @@
-/** The decoder `webgpu` (the Decoder interface, docs/ARCHITECTURE.md). */
-import { requestedFormat, type Decoder, type Shape } from "@sgfp4/format";
-
-export type { ConformanceBackend, Decoder } from "@sgfp4/format";
+/** The decoder `webgpu` (the Decoder interface of @sgfp4/format, docs/ARCHITECTURE.md). */
+import { OUTPUT_FORMATS, Sgfp4Error, requestedFormat, type Decoder } from "@sgfp4/format";
 import { WebGpuDecoder, type WebGpuDecoderOptions } from "./decoder.js";
 import { requestDevice } from "./gpu.js";
 
+export type { ConformanceBackend, Decoder } from "@sgfp4/format";
+
 export function createDecoder(options: WebGpuDecoderOptions = {}): Decoder {
-  const formats = ["f32"] as const;
+  const formats = OUTPUT_FORMATS; // the kernel writes f32, f16 and bf16
   let state: Promise<{ decoder: WebGpuDecoder; detail: string } | { error: string }> | undefined;
   const open = () =>
     (state ??= requestDevice().then((r) => {
@@ -22,19 +22,19 @@ export function createDecoder(options: WebGpuDecoderOptions = {}): Decoder {
       const s = await open();
       return "error" in s ? { ok: false, reason: s.error } : { ok: true, detail: s.detail };
     },
-    async decode(bytes, opts) {
-      requestedFormat(opts, formats, "webgpu");
+    async decode(bytes, req) {
+      const format = requestedFormat(req, formats, "webgpu");
       const s = await open();
-      if ("error" in s) {
-        const { Sgfp4Error } = await import("@sgfp4/format");
-        throw new Sgfp4Error("BACKEND_FAILURE", s.error);
-      }
-      return s.decoder.decode(bytes, { profile: opts.profile, shape: opts.shape as Shape });
+      if ("error" in s) throw new Sgfp4Error("BACKEND_FAILURE", s.error);
+      return s.decoder.decode(bytes, { profile: req.profile, shape: req.shape, format });
     },
     async close() {
       const s = state && (await state);
       state = undefined;
-      if (s && !("error" in s)) s.decoder.device.destroy();
+      if (s && !("error" in s)) {
+        s.decoder.destroy();
+        s.decoder.device.destroy();
+      }
     },
   };
 }
