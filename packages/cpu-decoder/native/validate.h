@@ -19,20 +19,20 @@ static inline v128_t padding_bytes(const u8 *last_chunk, u32 used) {
 
 __attribute__((export_name("validate_v1"))) int validate_v1(const u8 *in, u32 len, u32 blocks, u32 *table, u32 table_cap,
                                                             u32 addr_base, u32 *block_first) {
-  if ((u64)len != (u64)blocks * 2056u || blocks > table_cap) return -1;
-  const u64 blob_base = 8ull * blocks, blob_len = 2048ull * blocks;
+  if ((u64)len != (u64)blocks * (8u + SGFP4_V1_PAYLOAD_BYTES) || blocks > table_cap) return -1; /* header + offset word + slot */
+  const u64 blob_base = 8ull * blocks, blob_len = (u64)SGFP4_V1_PAYLOAD_BYTES * blocks;
   for (u32 b = 0; b < blocks; b++) {
     const u32 header = load32(in + 4u * b);
     const u32 off_word = load32(in + 4u * blocks + 4u * b);
-    const u32 flags = off_word & 0xfu, base = off_word & ~0xfu;
-    if (flags & 0xcu) return -1;
-    if ((u64)base + 2048u > blob_len) return -1;
-    if (half_nonfinite(header >> 16) || half_nonfinite(header & 0xffffu)) return -1;
-    const u32 mode = flags & 1u;
+    const u32 flags = off_word & SGFP4_V1_FLAGS_MASK, base = off_word & ~SGFP4_V1_FLAGS_MASK;
+    if (flags & SGFP4_V1_FLAG_RESERVED_MASK) return -1;
+    if ((u64)base + SGFP4_V1_PAYLOAD_BYTES > blob_len) return -1;
+    if (half_nonfinite(sgfp4_params_scale_bits(header)) || half_nonfinite(sgfp4_params_bias_bits(header))) return -1;
+    const u32 mode = flags & SGFP4_V1_FLAG_MODE_MASK;
     const u32 payload = (u32)(blob_base + base); /* + 2048 <= len, checked above */
-    if (mode && !all_zero(in, payload + 1024u, payload + 2048u)) return -1;
+    if (mode && !all_zero(in, payload + SGFP4_V1_T158_BYTES, payload + SGFP4_V1_PAYLOAD_BYTES)) return -1;
     table[4 * b] = b;
-    table[4 * b + 1] = (6u << 12) | (mode << 15);
+    table[4 * b + 1] = sgfp4_geometry_pack(0, 0, SGFP4_MAX_LEAF_LOG2, mode);
     table[4 * b + 2] = header;
     table[4 * b + 3] = payload + addr_base;
     block_first[b] = b;
@@ -66,7 +66,7 @@ static int walk_split_map(u32 map0, u32 map1, u32 map2, u32 *geo, u32 cap) {
       if (MAP_BIT(k)) { lg--; continue; } /* split: the first child starts at the same cell */
     }
     if (n >= cap) return -1;
-    geo[4 * n + 1] = (morton_compact(m >> 1) << 2) | (morton_compact(m) << 8) | (lg << 12);
+    geo[4 * n + 1] = sgfp4_geometry_pack(morton_compact(m >> 1) << 2, morton_compact(m) << 2, lg, SGFP4_MODE_FP4);
     n++;
     m += 1u << (2u * (lg - 2u));
     if (m >= 256u) break;
@@ -123,7 +123,7 @@ static inline __attribute__((always_inline)) int v2_record(const u8 *in, u32 len
     n = per_row * per_row;
     if (n > cap) return -1;
     const u32 row_shift = 6u - lg; /* per_row is a power of two: shifts, not divisions */
-    for (u32 i = 0; i < n; i++) t[4 * i + 1] = ((i >> row_shift) << lg) | ((i & (per_row - 1u)) << (lg + 6u)) | (lg << 12);
+    for (u32 i = 0; i < n; i++) t[4 * i + 1] = sgfp4_geometry_pack((i >> row_shift) << lg, (i & (per_row - 1u)) << lg, lg, SGFP4_MODE_FP4);
   }
   const u64 headers_end = (u64)headers_at + 4u * n;
   if (headers_end > len) return -1;
@@ -138,15 +138,15 @@ static inline __attribute__((always_inline)) int v2_record(const u8 *in, u32 len
   v128_t bad_padding = wasm_i32x4_const(0, 0, 0, 0);
   for (u32 i = 0; i < n; i++) {
     const u32 h = load32(in + headers_at + 4u * i);
-    bad |= (h & 0xeu) | (u32)half_nonfinite(h >> 16) | (u32)half_nonfinite(h & 0xfff0u);
-    const u32 mode = h & 1u, g = t[4 * i + 1], lg = g >> 12;
-    const u32 used = (1u << (2u * lg)) >> (1u + mode); /* FP4 4 bits a code, T158 2 */
+    bad |= (h & SGFP4_V2_LEAF_RESERVED_MASK) | (u32)half_nonfinite(sgfp4_params_scale_bits(h)) | (u32)half_nonfinite(h & SGFP4_V2_BIAS_MASK);
+    const u32 mode = h & SGFP4_V2_LEAF_MODE_MASK, g = t[4 * i + 1], lg = sgfp4_geometry_log2(g);
+    const u32 used = sgfp4_leaf_payload_bytes(lg, mode);
     const u32 padded = (used + 15u) & ~15u;
     if (p + padded > len) return -1;
     bad_padding = wasm_v128_or(bad_padding, padding_bytes(in + (u32)p + padded - 16u, used));
     t[4 * i] = b;
-    t[4 * i + 1] = g | (mode << 15);
-    t[4 * i + 2] = h & 0xfffffff0u;
+    t[4 * i + 1] = g | sgfp4_geometry_pack(0, 0, 0, mode);
+    t[4 * i + 2] = sgfp4_v2_header_params(h);
     t[4 * i + 3] = (u32)p + addr_base;
     p += padded;
   }
