@@ -68,7 +68,7 @@ static int full_4x4_record(const u8 *in, u32 len, u32 start, float *dst, u32 col
 
 /*
  * A MIXED record wholly inside the tensor, validated and expanded while its split map is walked
- * (Morton order, as walk_split_map), without a leaf table. The leaf count is known up front:
+ * (Morton order, as validate.h's v2_record walks it), without a leaf table. The leaf count is known up front:
  * each split turns one node into four, so n = 1 + 3 * (set bits of the map) for a valid map, which
  * places the payloads; a map with set bits the walk does not reach is rejected at the end. The
  * four 4x4 children of a split 8x8 node are expanded together. 1 = ok, 0 = not ok.
