@@ -102,22 +102,33 @@ parentPort.on("message", (m) => {
 /** A pooled worker; it is ref'd only while it holds a job. */
 class PooledWorker {
   private readonly worker: Worker;
-  private inFlight = 0;
+  /** control buffers of the jobs posted and not yet answered, in order (a worker answers in order) */
+  private readonly inFlight: SharedArrayBuffer[] = [];
   dead = false;
 
   constructor() {
     this.worker = new Worker(WORKER_SOURCE, { eval: true });
     this.worker.unref(); // an idle pool never keeps the process alive
     this.worker.on("message", () => {
-      if (--this.inFlight === 0) this.worker.unref();
+      this.inFlight.shift();
+      if (this.inFlight.length === 0) this.worker.unref();
     });
-    this.worker.on("error", () => (this.dead = true));
-    this.worker.on("exit", () => (this.dead = true));
+    // A worker that dies may hold a band it never finishes: fault its jobs so their callers stop waiting.
+    const die = () => {
+      this.dead = true;
+      for (const control of this.inFlight.splice(0)) {
+        const c = new Int32Array(control);
+        Atomics.store(c, 2, 2);
+        Atomics.notify(c, 1);
+      }
+    };
+    this.worker.on("error", die);
+    this.worker.on("exit", die);
   }
 
   /** Not awaited: the caller waits for the bands (SharedJob.control), not for the workers. */
   post(job: SharedJob & { module: WebAssembly.Module; bandAt: number; scratchAt: number }): void {
-    if (this.inFlight++ === 0) this.worker.ref();
+    if (this.inFlight.push(job.control) === 1) this.worker.ref();
     this.worker.postMessage(job);
   }
 
@@ -145,12 +156,12 @@ const SCRATCH_KEEP_BYTES = 128 * 1024 * 1024;
 let scratch: { memory: WebAssembly.Memory; kernel: KernelExports } | undefined;
 let scratchBusy = false;
 
-/** Shared scratch (per-worker areas + inputs); reused unless a concurrent call holds it. */
-function takeScratch(module: WebAssembly.Module, bytes: number): { memory: WebAssembly.Memory; kernel: KernelExports; release: () => void } {
+/** Shared scratch (per-thread areas + inputs); reused unless a concurrent call holds it or it was abandoned. */
+function takeScratch(module: WebAssembly.Module, bytes: number): { memory: WebAssembly.Memory; kernel: KernelExports; release: () => void; abandon: () => void } {
   const pages = pagesFor(bytes);
   if (scratchBusy || bytes > SCRATCH_KEEP_BYTES) {
     const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
-    return { memory, kernel: instantiate(module, memory), release: () => {} };
+    return { memory, kernel: instantiate(module, memory), release: () => {}, abandon: () => {} };
   }
   if (!scratch) {
     const memory = new WebAssembly.Memory({ initial: pages, maximum: SCRATCH_KEEP_BYTES / WASM_PAGE, shared: true });
@@ -159,7 +170,7 @@ function takeScratch(module: WebAssembly.Module, bytes: number): { memory: WebAs
     scratch.memory.grow(pages - scratch.memory.buffer.byteLength / WASM_PAGE);
   }
   scratchBusy = true;
-  return { ...scratch, release: () => (scratchBusy = false) };
+  return { ...scratch, release: () => (scratchBusy = false), abandon: () => (scratch = undefined) };
 }
 
 function sharedOutput(format: OutputFormat, elements: number): DecodedArray {
@@ -243,12 +254,15 @@ async function onWorkers(bytes: Uint8Array, r: FastRequest, format: OutputFormat
     // the caller's share: on a busy machine it may do every band itself, before a worker starts
     takeBands(held.kernel, job, (parts - 1) * area + 256 * 16, (parts - 1) * area);
     const control = new Int32Array(job.control);
-    for (let done = Atomics.load(control, 1); done < bands.length; done = Atomics.load(control, 1)) {
+    for (let done = Atomics.load(control, 1); done < bands.length && Atomics.load(control, 2) !== 2; done = Atomics.load(control, 1)) {
       const waited = (Atomics as unknown as AtomicsWaitAsync).waitAsync(control, 1, done);
       if (waited.async) await waited.value;
     }
     const fault = Atomics.load(control, 2);
-    if (fault === 2) throw new Sgfp4Error("BACKEND_FAILURE", "parallel decode: the kernel failed in a thread");
+    if (fault === 2) {
+      held.abandon(); // a thread may still write into it: never reuse this memory
+      throw new Sgfp4Error("BACKEND_FAILURE", "parallel decode: a worker died or the kernel failed in a thread");
+    }
     return fault === 0 ? out : null;
   } finally {
     held.release();
