@@ -4,10 +4,10 @@
  * upload region, and the sizes of the lookup tables the prep kernels build. `writeJob` fills that
  * region (a mapped staging buffer), so one copy moves every input of a batch to the device.
  */
-import { Sgfp4Error, parse, type Limits, type Profile, type Shape } from "@sgfp4/format";
+import { LEAF_WORDS, Sgfp4Error, parse, tiling, type Limits, type Profile, type Shape } from "@sgfp4/format";
 import { elementBytes, paramWords, type KernelVariant } from "./shader.js";
 import type { OutputFormat } from "@sgfp4/format";
-import { LEAF_WORDS, align, compactLeaves, compactSize, planWindows, tilesOf, windowLeaves, type OutputWindow } from "./plan.js";
+import { align, compactLeaves, compactSize, planWindows, windowLeaves, type OutputWindow } from "./plan.js";
 
 /** A stream the host validated: its profile, shape and leaf table (docs/ARCHITECTURE.md layout). */
 export interface ValidatedStream {
@@ -84,7 +84,7 @@ const limitError = (what: string, bytes: number, limit: number) =>
 export function planJob(name: string, bytes: Uint8Array, stream: ValidatedStream, format: OutputFormat, limits: JobLimits): Job {
   const { shape, leafTable } = stream;
   const [rows, cols] = shape;
-  const { blocks } = tilesOf(shape);
+  const { blockCount: blocks } = tiling(shape);
   const leafCount = leafTable.length / LEAF_WORDS;
   const variant: KernelVariant = leafCount === blocks ? "single" : "cells";
   const eb = elementBytes(format);
@@ -124,7 +124,7 @@ export function planJob(name: string, bytes: Uint8Array, stream: ValidatedStream
  */
 export function writeJob(job: Job, region: Uint8Array, limits: Pick<JobLimits, "maxWorkgroupsPerDimension">): void {
   const [rows, cols] = job.shape;
-  const { tilesX } = tilesOf(job.shape);
+  const { tilesX } = tiling(job.shape);
   const eb = elementBytes(job.format);
   const words = new Uint32Array(region.buffer, region.byteOffset, region.byteLength >>> 2);
   const written = new Set<number>();

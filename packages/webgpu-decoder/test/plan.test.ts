@@ -1,8 +1,8 @@
 /** Host planning without a GPU: windows, leaf ranges, compaction, the upload region's layout. */
 import { describe, expect, it } from "vitest";
-import { parse, type Shape } from "@sgfp4/format";
+import { LEAF_WORDS, parse, tiling, type Shape } from "@sgfp4/format";
 import { Rng, generateValid } from "@sgfp4/testkit";
-import { LEAF_WORDS, compactLeaves, compactSize, firstLeafOf, leafPayloadBytes, planWindows, tilesOf } from "../src/plan.js";
+import { compactLeaves, compactSize, firstLeafOf, geometryPayloadBytes, planWindows } from "../src/plan.js";
 import { PIECE_ALIGN, planJob, writeJob, type JobLimits } from "../src/job.js";
 
 const SHAPES: Shape[] = [[1, 1], [3, 200], [65, 63], [130, 70], [64, 64], [200, 3], [129, 257], [64, 8192]];
@@ -12,7 +12,7 @@ describe("planWindows", () => {
     for (const maxElems of [64, 128, 64 * 200, 64 * 8192, 2 ** 24]) {
       it(`[${shape}] in windows of ${maxElems} elements: every element once, every touched block dispatched`, () => {
         const [rows, cols] = shape;
-        const { tilesX } = tilesOf(shape);
+        const { tilesX } = tiling(shape);
         const windows = planWindows(shape, maxElems);
         let next = 0;
         for (const w of windows) {
@@ -64,9 +64,9 @@ describe("leaf ranges and compaction", () => {
     compactLeaves(bytes, t, l0, l1, payload, leaves);
     for (let i = l0; i < l1; i++) {
       const k = (i - l0) * LEAF_WORDS;
-      expect(Array.from(leaves.subarray(k, k + 3))).toEqual(Array.from(t.subarray(i * LEAF_WORDS, i * LEAF_WORDS + 3)));
+      expect(Array.from(leaves.subarray(k, k + 3))).toEqual(Array.from(t.subarray(i * LEAF_WORDS, i * LEAF_WORDS + 3))); // all but the payload word
       expect(leaves[k + 3]! % 16).toBe(0);
-      const n = leafPayloadBytes(t[i * LEAF_WORDS + 1]!);
+      const n = geometryPayloadBytes(t[i * LEAF_WORDS + 1]!);
       const from = t[i * LEAF_WORDS + 3]!;
       expect(payload.subarray(leaves[k + 3]!, leaves[k + 3]! + n)).toEqual(bytes.subarray(from, from + n));
     }
