@@ -7,7 +7,7 @@
  */
 import { Sgfp4Error, type Limits, type Profile, type Shape } from "@sgfp4/format";
 import { OUTPUT_FORMATS, type DecodedArray, type OutputFormat } from "@sgfp4/format";
-import { parseValidator, planJob, writeJob, type Job, type JobLimits, type StreamValidator } from "./job.js";
+import { planJob, wasmValidator, writeJob, type Job, type JobLimits, type StreamValidator } from "./job.js";
 import { PIECE_ALIGN } from "./job.js";
 import { align } from "./plan.js";
 import { BufferPool, Serial } from "./pool.js";
@@ -50,7 +50,7 @@ export interface WebGpuDecoderOptions {
    * payloads. Tests set it tiny to exercise that path.
    */
   maxInputBytes?: number;
-  /** Host validation returning the leaf table (default: @sgfp4/format's `parse`). */
+  /** Host validation returning the leaf table (default: `wasmValidator`, @sgfp4/cpu-decoder's; `parseValidator` is the reference). */
   validator?: StreamValidator;
   /**
    * How inputs reach the device: "staging" (default), a pooled MAP_WRITE buffer kept mapped
@@ -131,7 +131,7 @@ export class WebGpuDecoder {
     const asked = options.maxChunkBytes === undefined ? deviceMax : Math.max(256, Math.floor(options.maxChunkBytes / 256) * 256);
     this.maxChunkBytes = Math.min(asked, deviceMax);
     this.maxInputBytes = options.maxInputBytes ?? Number.POSITIVE_INFINITY;
-    this.validate = options.validator ?? parseValidator;
+    this.validate = options.validator ?? wasmValidator;
     this.upload = options.upload ?? "staging";
     this.submitBytes = options.submitBytes ?? 64 * 1024 * 1024;
     this.kernels = new Kernels(device);
