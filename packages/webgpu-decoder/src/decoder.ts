@@ -8,10 +8,9 @@
 import { Sgfp4Error, type Limits, type Profile, type Shape } from "@sgfp4/format";
 import { OUTPUT_FORMATS, type DecodedArray, type OutputFormat } from "@sgfp4/format";
 import { planJob, wasmValidator, writeJob, type Job, type JobLimits, type StreamValidator } from "./job.js";
-import { PIECE_ALIGN } from "./job.js";
 import { align } from "./plan.js";
 import { BufferPool, Serial } from "./pool.js";
-import { Kernels } from "./kernels.js";
+import { Kernels, type Tables } from "./kernels.js";
 
 export interface DecodeOptions {
   profile: Profile | "auto";
@@ -98,14 +97,6 @@ export class PreparedContainer {
   destroy(): void {
     for (const b of this.owned) b.destroy();
   }
-}
-
-/** Device buffers a job's dispatches bind: its uploaded inputs and the prep kernels' tables. */
-export interface Tables {
-  inputs: GPUBuffer;
-  inputsBase: number;
-  firstLeaf?: GPUBuffer;
-  cells?: GPUBuffer;
 }
 
 export class WebGpuDecoder {
@@ -421,5 +412,3 @@ export class WebGpuDecoder {
     this.kernels.clear();
   }
 }
-
-export { PIECE_ALIGN };
