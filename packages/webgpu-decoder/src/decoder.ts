@@ -134,6 +134,7 @@ export class WebGpuDecoder {
     return {
       maxChunkBytes: this.maxChunkBytes,
       maxBinding: Math.min(Math.floor(l.maxStorageBufferBindingSize / 256) * 256, l.maxBufferSize),
+      maxBuffer: l.maxBufferSize,
       maxInputBytes: this.maxInputBytes,
       maxWorkgroupsPerDimension: l.maxComputeWorkgroupsPerDimension,
     };

@@ -80,6 +80,8 @@ export interface JobLimits {
   maxChunkBytes: number;
   /** largest storage binding */
   maxBinding: number;
+  /** largest buffer (the upload region of one job is one buffer) */
+  maxBuffer: number;
   /** inputs above this are compacted per window (tests set it tiny) */
   maxInputBytes: number;
   maxWorkgroupsPerDimension: number;
@@ -121,6 +123,7 @@ export function planJob(name: string, bytes: Uint8Array, stream: ValidatedStream
     if (need.payload > limits.maxBinding || need.leaves > limits.maxBinding) throw limitError("one output window's inputs", need.payload + need.leaves, limits.maxBinding);
     return { ...base, payload: take(need.payload), leaves: take(need.leaves), leafBase: l0 };
   });
+  if (at > limits.maxBuffer) throw new Sgfp4Error("LIMIT_EXCEEDED", `the inputs of one decode need ${at} bytes, over the device's maxBufferSize of ${limits.maxBuffer}`);
   return { name, shape, format, variant, outputBytes: rows * cols * eb, windows: jobWindows, regionBytes: at, firstLeafBytes, cellBytes: variant === "cells" ? blocks * 256 : 0, bytes, leafTable, compacted };
 }
 

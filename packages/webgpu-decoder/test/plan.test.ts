@@ -74,7 +74,7 @@ describe("leaf ranges and compaction", () => {
 });
 
 describe("planJob / writeJob", () => {
-  const limits: JobLimits = { maxChunkBytes: 2 ** 27, maxBinding: 2 ** 27, maxInputBytes: Infinity, maxWorkgroupsPerDimension: 65535 };
+  const limits: JobLimits = { maxChunkBytes: 2 ** 27, maxBinding: 2 ** 27, maxBuffer: 2 ** 28, maxInputBytes: Infinity, maxWorkgroupsPerDimension: 65535 };
   const shape: Shape = [130, 70];
   const bytes = generateValid(new Rng(3), { profile: "v2", shape }).bytes;
   const stream = (() => {
@@ -113,6 +113,10 @@ describe("planJob / writeJob", () => {
     expect(job.compacted).toBe(true);
     expect(job.windows.length).toBeGreaterThan(1);
     expect(job.windows.map((w) => w.leafBase)).toEqual(job.windows.map((w) => w.l0));
+  });
+
+  it("inputs over the device's largest buffer: LIMIT_EXCEEDED", () => {
+    expect(() => planJob("t", bytes, stream, "f32", { ...limits, maxBuffer: 1024 })).toThrow(/LIMIT_EXCEEDED.*maxBufferSize/);
   });
 
   it("a window's inputs over the binding limit: LIMIT_EXCEEDED", () => {
