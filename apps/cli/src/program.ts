@@ -11,12 +11,12 @@ const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url),
 
 export function createProgram(): Command {
   const program = new Command("sgfp4")
-    .description("SGFP4 containers: decode, validate, inspect, and run the conformance suite")
+    .description("SGFP4 containers: decode, validate, inspect, run the conformance suite; encode, verify and rebuild models (safetensors, sharded checkpoints, ONNX)")
     .version(pkg.version)
     .showHelpAfterError("(run sgfp4 help for usage)")
     .addHelpText(
       "after",
-      "\nExit status: 0 ok, 1 failure (I/O, backend, failing conformance), 2 usage, 3 invalid container (error: CODE: detail on stderr), 4 validate --strict found warnings.",
+      "\nExit status: 0 ok, 1 failure (I/O, backend, failing conformance, verify/decode-model mismatch), 2 usage or input that cannot be used as given (bad model file, output folder not empty, --bpw below the minimum, --include matching nothing, missing shard), 3 invalid container (error: CODE: detail on stderr), 4 validate --strict found warnings, 130/143 interrupted (SIGINT/SIGTERM; partial output removed).\n--json (encode, verify, validate, inspect, merge-manifests): one JSON document on stdout, same exit status.",
     );
   registerDecode(program);
   registerValidate(program);

@@ -74,9 +74,20 @@ export function collect(value: string, previous: string[] = []): string[] {
   return [...previous, value];
 }
 
+/**
+ * The Node WebGPU engine (the `webgpu` package, Dawn, ~130 MB for five platforms) is an optional
+ * peer of @sgfp4/webgpu-decoder: where it is not installed, say how to get it.
+ */
+export function withInstallHint(message: string): string {
+  if (/Cannot find (package|module) '?webgpu'?/.test(message) || /ERR_MODULE_NOT_FOUND.*\bwebgpu\b/.test(message)) {
+    return `${message}\nhint: --backend webgpu in Node needs the optional WebGPU engine: npm install webgpu@0.6.2 (or use --backend cpu or vulkan)`;
+  }
+  return message;
+}
+
 /** Message and exit status for anything a command throws. */
 export function describeError(e: unknown): { line: string; exitCode: number } {
-  if (e instanceof CliError) return { line: `error: ${e.message}`, exitCode: e.exitCode };
+  if (e instanceof CliError) return { line: `error: ${withInstallHint(e.message)}`, exitCode: e.exitCode };
   if (isSgfp4Error(e)) {
     const body = e.message.startsWith(`${e.code}:`) ? e.message : `${e.code}: ${e.message}`;
     const isStream = (STREAM_ERROR_CODES as readonly string[]).includes(e.code);

@@ -127,3 +127,37 @@ export default {
   );
   return file;
 }
+
+/** A safetensors file built by hand (F32 unless a dtype is given), optionally with __metadata__. */
+export function safetensors(tensors: { name: string; shape: number[]; data: Float32Array | Uint8Array; dtype?: string }[], metadata?: Record<string, string>): Uint8Array {
+  const header: Record<string, unknown> = metadata ? { __metadata__: metadata } : {};
+  let at = 0;
+  for (const t of tensors) {
+    header[t.name] = { dtype: t.dtype ?? "F32", shape: t.shape, data_offsets: [at, at + t.data.byteLength] };
+    at += t.data.byteLength;
+  }
+  const json = new TextEncoder().encode(JSON.stringify(header));
+  const out = new Uint8Array(8 + json.length + at);
+  new DataView(out.buffer).setBigUint64(0, BigInt(json.length), true);
+  out.set(json, 8);
+  let p = 8 + json.length;
+  for (const t of tensors) {
+    out.set(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength), p);
+    p += t.data.byteLength;
+  }
+  return out;
+}
+
+/** A safetensors file read by hand: name -> shape, dtype, bytes (metadata under "__metadata__" is skipped). */
+export function readSafetensors(file: Uint8Array): Map<string, { shape: number[]; dtype: string; data: Uint8Array }> {
+  const bytes = new Uint8Array(file); // a plain copy (not a Buffer) so comparisons see plain arrays
+  const n = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
+  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
+  const out = new Map();
+  for (const [name, v] of Object.entries<{ shape: number[]; dtype: string; data_offsets: [number, number] }>(header)) {
+    if (name === "__metadata__") continue;
+    out.set(name, { shape: v.shape, dtype: v.dtype, data: bytes.slice(8 + n + v.data_offsets[0], 8 + n + v.data_offsets[1]) });
+  }
+  return out;
+}
+

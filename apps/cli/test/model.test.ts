@@ -7,38 +7,7 @@ import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { decode } from "@sgfp4/cpu-decoder";
 import { parseManifest } from "@sgfp4/format";
-import { sgfp4, tempDir } from "./helpers.js";
-
-function safetensors(tensors: { name: string; shape: number[]; data: Float32Array }[]): Uint8Array {
-  const header: Record<string, unknown> = {};
-  let at = 0;
-  for (const t of tensors) {
-    header[t.name] = { dtype: "F32", shape: t.shape, data_offsets: [at, at + t.data.byteLength] };
-    at += t.data.byteLength;
-  }
-  const json = new TextEncoder().encode(JSON.stringify(header));
-  const out = new Uint8Array(8 + json.length + at);
-  new DataView(out.buffer).setBigUint64(0, BigInt(json.length), true);
-  out.set(json, 8);
-  let p = 8 + json.length;
-  for (const t of tensors) {
-    out.set(new Uint8Array(t.data.buffer, t.data.byteOffset, t.data.byteLength), p);
-    p += t.data.byteLength;
-  }
-  return out;
-}
-
-function readSafetensors(file: Uint8Array): Map<string, { shape: number[]; dtype: string; data: Uint8Array }> {
-  const bytes = new Uint8Array(file); // a plain copy (not a Buffer) so comparisons see plain arrays
-  const n = Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(0, true));
-  const header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + n)));
-  const out = new Map();
-  for (const [name, v] of Object.entries<{ shape: number[]; dtype: string; data_offsets: [number, number] }>(header)) {
-    if (name === "__metadata__") continue;
-    out.set(name, { shape: v.shape, dtype: v.dtype, data: bytes.slice(8 + n + v.data_offsets[0], 8 + n + v.data_offsets[1]) });
-  }
-  return out;
-}
+import { readSafetensors, safetensors, sgfp4, tempDir } from "./helpers.js";
 
 describe("sgfp4 encode / verify / decode-model", () => {
   it("round-trips a model and refuses a tampered container", async () => {

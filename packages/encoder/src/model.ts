@@ -1,34 +1,32 @@
 /**
- * Model files: encode every 2-D (or reshaped higher-rank) float tensor of a safetensors / .npy
- * file to one container each, keep 1-D and small tensors in a passthrough safetensors file, and
- * write the manifest with both sha256 per tensor. Everything is written under a temporary
- * folder that is renamed at the end, so a failure leaves nothing partial.
+ * Encoding a model: every 2-D (or reshaped higher-rank) float tensor of a safetensors file, a
+ * sharded checkpoint, an .npy file or an ONNX model to one container each; the rest kept as it was
+ * (a passthrough safetensors file, or the ONNX model without the encoded raw_data); the manifest
+ * with both sha256 per tensor and the source layout. Written whole or not at all (outdir.ts).
  */
-import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
-import { dirname, join } from "node:path";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import {
   MANIFEST_FORMAT,
   MANIFEST_VERSION,
   Sgfp4Error,
   decodedSha256,
-  parseManifest,
   serializeManifest,
   sha256Hex,
-  verifyManifest,
-  type Manifest,
   type ManifestTensor,
   type Profile,
   type Shape,
-  type VerifyReport,
 } from "@sgfp4/format";
+import { spliceOnnx } from "./onnx.js";
+import { abandonOut, finishOut, prepareOut } from "./outdir.js";
 import { WorkerPool } from "./parallel.js";
-import { fromFloat32, isFloatDtype, readTensorBytes, readTensorIndex, toFloat32, writeSafetensors, type FloatDtype, type OutTensor, type TensorEntry } from "./safetensors.js";
-import { analyzeTensor, encodeTensorWith, searchLambda, type EncodeOptions, type TensorAnalysis } from "./tensor.js";
+import { fileSha256, isFloatDtype, readTensorBytes, readTensorFloat32, writeSafetensors, type TensorEntry } from "./safetensors.js";
+import { PART_FILE, PART_FORMAT, PART_VERSION, assembleManifest, assignShards, round4, type ManifestPart, type ModelManifest } from "./shards.js";
+import { openModelSource, type ModelSource, type SourceLayout, type SourceTensor } from "./source.js";
+import { LAMBDA_MAX, analyzeTensor, bytesAtLambda, encodeTensorWith, searchLambda, type EncodeOptions, type EncodedTensor, type TensorAnalysis } from "./tensor.js";
 
 export const ENCODER_NAME = "@sgfp4/encoder";
 export const ENCODER_VERSION = "0.1.0";
-
-export type DecodeFn = (bytes: Uint8Array, opts: { profile: Profile; shape: Shape }) => Promise<Float32Array> | Float32Array;
 
 export interface ModelEncodeOptions {
   profile?: Profile;
@@ -44,6 +42,8 @@ export interface ModelEncodeOptions {
   threads?: number;
   fit?: EncodeOptions["fit"];
   quadtree?: EncodeOptions["quadtree"];
+  /** [i, N]: encode only shard i of N (weight-balanced) and write manifest.part.json; default [0, 1] */
+  shard?: [number, number];
   /** progress in weights: (done, total, tensor name) */
   onProgress?: (done: number, total: number, name: string) => void;
 }
@@ -65,35 +65,25 @@ export function containerFileName(i: number, name: string, profile: Profile): st
   return `tensors/${String(i).padStart(5, "0")}-${safe}.${profile === "v1" ? "fp4" : "sgfp4"}`;
 }
 
-async function prepareOut(outDir: string): Promise<string> {
-  try {
-    const s = await stat(outDir);
-    if (!s.isDirectory() || (await readdir(outDir)).length > 0) throw new Sgfp4Error("INVALID_ARGUMENT", `${outDir} exists and is not an empty folder; choose a new output folder`);
-    await rm(outDir, { recursive: true });
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
-  }
-  const tmp = `${outDir}.partial-${process.pid}`;
-  await rm(tmp, { recursive: true, force: true });
-  await mkdir(join(tmp, "tensors"), { recursive: true });
-  return tmp;
-}
-
 export interface ModelEncodeResult {
-  manifest: Manifest;
+  /** the manifest; for one shard of several, the part's tensors only (the merge writes the manifest) */
+  manifest: ModelManifest;
+  /** tensors encoded (by this shard) and kept unquantized (in the whole model) */
   encoded: number;
   passthrough: number;
   bitsPerWeight: number;
+  /** set when --shard i/N with N > 1: the partial manifest written as manifest.part.json */
+  part?: ManifestPart;
 }
 
-export async function encodeModel(input: string, outDir: string, opts: ModelEncodeOptions = {}): Promise<ModelEncodeResult> {
-  const profile = opts.profile ?? "v2";
-  if (opts.bpw !== undefined && profile !== "v2") throw new Sgfp4Error("INVALID_ARGUMENT", "--bpw needs the v2 profile");
-  const file = await readTensorIndex(input);
+/** Tensors to encode and to keep, in model order; include globs that match nothing are an error. */
+export function planTensors(source: ModelSource, opts: ModelEncodeOptions): { toEncode: SourceTensor[]; toPass: SourceTensor[] } {
   const minElements = opts.minElements ?? 1024;
-  const toEncode: TensorEntry[] = [];
-  const toPass: TensorEntry[] = [];
-  for (const t of file.tensors) {
+  for (const g of opts.include ?? []) if (!source.tensors.some((t) => globToRegExp(g).test(t.name))) throw new Sgfp4Error("INVALID_ARGUMENT", `--include ${g} matches no tensor of the model`);
+  const toEncode: SourceTensor[] = [];
+  const toPass: SourceTensor[] = [];
+  for (const t of source.tensors) {
+    if (t.name === "") throw new Sgfp4Error("INVALID_ARGUMENT", `${t.path}: a tensor has the empty name ""`);
     const selected = (!opts.include?.length || matchesAny(t.name, opts.include)) && !matchesAny(t.name, opts.exclude);
     const quantizable = t.shape.length >= 2 && numel(t.shape) >= minElements && t.shape.every((d) => d > 0);
     if (selected && quantizable) {
@@ -101,171 +91,166 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
       toEncode.push(t);
     } else toPass.push(t);
   }
+  return { toEncode, toPass };
+}
+
+/** The first value that is not finite, named by file, tensor, index, row and column. */
+function checkFinite(t: SourceTensor, data: Float32Array, cols: number): void {
+  for (let i = 0; i < data.length; i++) {
+    const v = data[i]!;
+    if (v - v !== 0) throw new Sgfp4Error("INVALID_ARGUMENT", `${t.path}: tensor ${t.name}: value ${i} (row ${Math.floor(i / cols)}, column ${i % cols}) is ${v}; only finite weights can be encoded (--exclude the tensor to keep it as it is)`);
+  }
+}
+
+export async function encodeModel(input: string, outDir: string, opts: ModelEncodeOptions = {}): Promise<ModelEncodeResult> {
+  const profile = opts.profile ?? "v2";
+  const [shardIndex, shardCount] = opts.shard ?? [0, 1];
+  if (opts.bpw !== undefined && profile !== "v2") throw new Sgfp4Error("INVALID_ARGUMENT", "--bpw needs the v2 profile");
+  if (opts.bpw !== undefined && !(opts.bpw > 0)) throw new Sgfp4Error("INVALID_ARGUMENT", `bpw must be > 0`);
+  if (opts.bpw !== undefined && shardCount > 1) throw new Sgfp4Error("INVALID_ARGUMENT", "--bpw needs every tensor in one process (its rate control spans the model); with --shard use --threshold-scale");
+  if (!(Number.isInteger(shardIndex) && Number.isInteger(shardCount) && shardIndex >= 0 && shardIndex < shardCount)) throw new Sgfp4Error("INVALID_ARGUMENT", `shard must be i/N with 0 <= i < N`);
+  const source = await openModelSource(input);
+  const { toEncode, toPass } = planTensors(source, opts);
+  const minElements = opts.minElements ?? 1024;
+  const settings = { profile, ...(opts.bpw !== undefined ? { bpw: opts.bpw } : {}), fit: opts.fit ?? {}, quadtree: opts.quadtree ?? {}, minElements };
   const total = toEncode.reduce((s, t) => s + numel(t.shape), 0);
+  const shardOf = assignShards(toEncode.map((t) => numel(t.shape)), shardCount);
+  const mine = toEncode.map((t, index) => ({ t, index })).filter(({ index }) => shardOf[index] === shardIndex);
+  const work = await prepareOut(outDir, ["tensors"]); // before any worker starts: a refused folder leaves nothing running
   const threads = Math.max(1, Math.floor(opts.threads ?? 1));
-  const pool = threads > 1 ? new WorkerPool(threads) : undefined;
-  const tmp = await prepareOut(outDir);
+  let pool: WorkerPool | undefined;
   try {
+    pool = threads > 1 ? new WorkerPool(threads) : undefined;
     const shapeOf = (t: TensorEntry): Shape => [t.shape[0]!, numel(t.shape) / t.shape[0]!];
-    const load = async (t: TensorEntry) => toFloat32(await readTensorBytes(file.path, t), t.dtype, t.name);
+    const load = async (t: SourceTensor) => {
+      const data = await readTensorFloat32(t.path, t);
+      checkFinite(t, data, shapeOf(t)[1]);
+      return data;
+    };
     const encOpts: EncodeOptions = { profile, ...(opts.fit ? { fit: opts.fit } : {}), ...(opts.quadtree ? { quadtree: opts.quadtree } : {}), ...(pool ? { pool } : {}) };
-
-    // Model-level rate control: one lambda for all tensors (errors relative to each tensor's power).
-    let lambda: number | undefined;
-    const analyses = new Map<string, TensorAnalysis>();
-    if (opts.bpw !== undefined) {
-      if (!(opts.bpw > 0)) throw new Sgfp4Error("INVALID_ARGUMENT", `bpw must be > 0`);
-      let done = 0;
-      for (const t of toEncode) {
-        analyses.set(t.name, await analyzeTensor(await load(t), shapeOf(t), encOpts));
-        done += numel(t.shape);
-        opts.onProgress?.(done / 2, total, t.name);
-      }
-      lambda = searchLambda([...analyses.values()], opts.bpw * total);
-    }
-
-    const tensors: ManifestTensor[] = [];
+    const { lambda, analyses } = opts.bpw !== undefined ? await rateControl(toEncode, opts.bpw, total, (t) => load(t), shapeOf, encOpts, opts.onProgress) : { lambda: undefined, analyses: new Map<string, TensorAnalysis>() };
+    const partTotal = mine.reduce((s, { t }) => s + numel(t.shape), 0);
+    const tensors: ManifestPart["tensors"] = [];
     let bytesTotal = 0;
     let done = 0;
-    for (const [i, t] of toEncode.entries()) {
+    for (const { t, index } of mine) {
       const shape = shapeOf(t);
       const data = await load(t);
-      const base = lambda !== undefined ? total / 2 : 0;
+      const base = lambda !== undefined ? partTotal / 2 : 0;
       const scale = lambda !== undefined ? 0.5 : 1;
-      const r = await encodeTensorWith(data, shape, { ...encOpts, onProgress: (d, n) => opts.onProgress?.(base + scale * (done + (numel(t.shape) * d) / n), total, t.name) }, lambda, analyses.get(t.name));
+      const r = await encodeTensorWith(data, shape, { ...encOpts, onProgress: (d, n) => opts.onProgress?.(base + scale * (done + (numel(t.shape) * d) / n), partTotal, t.name) }, lambda, analyses.get(t.name));
       analyses.delete(t.name);
-      const rel = containerFileName(i, t.name, profile);
-      await writeFile(join(tmp, rel), r.bytes);
+      const rel = containerFileName(index, t.name, profile);
+      await writeFile(join(work.tmp, rel), r.bytes);
       bytesTotal += r.bytes.length;
       done += numel(t.shape);
-      const s = r.stats;
-      tensors.push({
-        name: t.name,
-        file: rel,
-        profile,
-        shape: [shape[0], shape[1]],
-        ...(t.shape.length !== 2 ? { originalShape: [...t.shape] } : {}),
-        dtype: t.dtype,
-        sha256: { container: sha256Hex(r.bytes), decoded: decodedSha256(r.decoded) },
-        stats: {
-          bitsPerWeight: round4(s.bitsPerWeight),
-          snrDb: round4(s.snrDb),
-          lwe: Number(s.lwe.toPrecision(6)),
-          t158Fraction: round4(s.modeWeights[1] / (s.modeWeights[0] + s.modeWeights[1])),
-          layouts: JSON.stringify(s.layouts),
-        },
-      });
+      tensors.push({ index, entry: manifestEntry(t, rel, profile, shape, r) });
     }
-    let passthrough: Manifest["passthrough"];
-    const stats: Record<string, number | string> = { encodedWeights: total, bitsPerWeight: total ? round4((bytesTotal * 8) / total) : 0 };
-    if (toPass.length) {
-      const rel = "passthrough.safetensors";
-      await writeSafetensors(
-        join(tmp, rel),
-        toPass.map((t) => ({ name: t.name, dtype: t.dtype, shape: t.shape, byteLength: t.end - t.start, bytes: () => readTensorBytes(file.path, t) })),
-      );
-      passthrough = { file: rel, tensors: toPass.map((t) => t.name) };
-      stats.passthroughSha256 = sha256Hex(await readFile(join(tmp, rel)));
-    }
-    const manifest: Manifest = {
-      format: MANIFEST_FORMAT,
-      version: MANIFEST_VERSION,
-      encoder: {
-        name: ENCODER_NAME,
-        version: ENCODER_VERSION,
-        settings: { profile, ...(opts.bpw !== undefined ? { bpw: opts.bpw, lambda } : {}), fit: opts.fit ?? {}, quadtree: opts.quadtree ?? {}, minElements },
-      },
+    const part: ManifestPart = {
+      format: PART_FORMAT,
+      version: PART_VERSION,
+      shard: { index: shardIndex, count: shardCount },
+      plan: sha256Hex(new TextEncoder().encode(JSON.stringify([settings, source.layout, toEncode.map((t) => [t.name, t.dtype, t.shape])]))),
+      encoder: { name: ENCODER_NAME, version: ENCODER_VERSION, settings: { ...settings, ...(lambda !== undefined ? { lambda } : {}) } },
+      totalTensors: toEncode.length,
+      totalWeights: total,
       tensors,
-      ...(passthrough ? { passthrough } : {}),
-      stats,
+      containerBytes: bytesTotal,
     };
-    await writeFile(join(tmp, "manifest.json"), serializeManifest(manifest));
-    await rename(tmp, outDir);
-    return { manifest, encoded: toEncode.length, passthrough: toPass.length, bitsPerWeight: Number(stats.bitsPerWeight) };
+    if (shardIndex === 0) await writeUnquantized(source, input, work.tmp, toEncode, toPass, part);
+    let manifest: ModelManifest;
+    if (shardCount === 1) {
+      manifest = assembleManifest([part]);
+      await writeFile(join(work.tmp, "manifest.json"), serializeManifest(manifest));
+    } else {
+      manifest = { format: MANIFEST_FORMAT, version: MANIFEST_VERSION, encoder: part.encoder, tensors: tensors.map((t) => t.entry) };
+      await writeFile(join(work.tmp, PART_FILE), JSON.stringify(part, null, 2) + "\n");
+    }
+    await finishOut(work);
+    return {
+      manifest,
+      encoded: mine.length,
+      passthrough: toPass.length,
+      bitsPerWeight: partTotal ? round4((bytesTotal * 8) / partTotal) : 0,
+      ...(shardCount > 1 ? { part } : {}),
+    };
   } catch (e) {
-    await rm(tmp, { recursive: true, force: true });
+    await abandonOut(work);
     throw e;
   } finally {
     await pool?.close();
   }
 }
 
-const round4 = (x: number) => (Number.isFinite(x) ? Math.round(x * 1e4) / 1e4 : x > 0 ? 999 : -999);
-
-export async function readModelManifest(dir: string): Promise<Manifest> {
-  return parseManifest(await readFile(join(dir, "manifest.json"), "utf8"));
-}
-
-function insideDir(dir: string, rel: string): string {
-  const p = join(dir, rel);
-  if (!p.startsWith(join(dir, "/").slice(0, -1))) throw new Sgfp4Error("INVALID_MANIFEST", `file ${rel} is outside the manifest's folder`);
-  return p;
-}
-
-export interface ModelDecodeOptions {
-  dtype?: "f32" | "f16" | "bf16";
-  decode: DecodeFn;
-  onProgress?: (done: number, total: number, name: string) => void;
+function manifestEntry(t: SourceTensor, rel: string, profile: Profile, shape: Shape, r: EncodedTensor): ManifestTensor {
+  const s = r.stats;
+  return {
+    name: t.name,
+    file: rel,
+    profile,
+    shape: [shape[0], shape[1]],
+    ...(t.shape.length !== 2 ? { originalShape: [...t.shape] } : {}),
+    dtype: t.dtype,
+    sha256: { container: sha256Hex(r.bytes), decoded: decodedSha256(r.decoded) },
+    stats: {
+      bitsPerWeight: round4(s.bitsPerWeight),
+      snrDb: round4(s.snrDb),
+      lwe: Number(s.lwe.toPrecision(6)),
+      t158Fraction: round4(s.modeWeights[1] / (s.modeWeights[0] + s.modeWeights[1])),
+      layouts: JSON.stringify(s.layouts),
+      // weights the fit clipped to the code range (encoder statistic; 0 from encoders without it)
+      clipped: (s as { clipped?: number }).clipped ?? 0,
+    },
+  };
 }
 
 /**
- * Rebuild a safetensors file: original names and shapes, each decoded tensor checked against
- * the manifest's decoded sha256 before it is written. Passthrough tensors keep their dtype.
+ * Model-level rate control: one lambda for all tensors (errors relative to each tensor's power).
+ * A target below what the tensors can reach is refused, naming the reachable minimum.
  */
-export async function decodeModel(dir: string, outFile: string, opts: ModelDecodeOptions): Promise<{ tensors: number }> {
-  const m = await readModelManifest(dir);
-  const dtype = ({ f32: "F32", f16: "F16", bf16: "BF16" } as const)[opts.dtype ?? "f32"] as FloatDtype | undefined;
-  if (!dtype) throw new Sgfp4Error("INVALID_ARGUMENT", `dtype must be f32, f16 or bf16, got ${String(opts.dtype)}`);
-  const width = dtype === "F32" ? 4 : 2;
-  const out: OutTensor[] = m.tensors.map((t, i) => ({
-    name: t.name,
-    dtype,
-    shape: t.originalShape ?? [...t.shape],
-    byteLength: t.shape[0] * t.shape[1] * width,
-    bytes: async () => {
-      opts.onProgress?.(i, m.tensors.length, t.name);
-      const bytes = await readFile(insideDir(dir, t.file));
-      const got = sha256Hex(bytes);
-      if (got !== t.sha256.container) throw new Sgfp4Error("INVALID_MANIFEST", `tensor ${t.name}: container sha256 ${got} != manifest ${t.sha256.container}`);
-      const values = await opts.decode(bytes, { profile: t.profile, shape: t.shape });
-      const dec = decodedSha256(values);
-      if (dec !== t.sha256.decoded) throw new Sgfp4Error("INVALID_MANIFEST", `tensor ${t.name}: decoded sha256 ${dec} != manifest ${t.sha256.decoded}`);
-      return fromFloat32(values, dtype);
-    },
-  }));
-  if (m.passthrough) {
-    const ptPath = insideDir(dir, m.passthrough.file);
-    const pt = await readTensorIndex(ptPath);
-    for (const e of pt.tensors) out.push({ name: e.name, dtype: e.dtype, shape: e.shape, byteLength: e.end - e.start, bytes: () => readTensorBytes(ptPath, e) });
+async function rateControl(
+  toEncode: readonly SourceTensor[],
+  bpw: number,
+  total: number,
+  load: (t: SourceTensor) => Promise<Float32Array>,
+  shapeOf: (t: TensorEntry) => Shape,
+  encOpts: EncodeOptions,
+  onProgress: ModelEncodeOptions["onProgress"],
+): Promise<{ lambda: number; analyses: Map<string, TensorAnalysis> }> {
+  const analyses = new Map<string, TensorAnalysis>();
+  let done = 0;
+  for (const t of toEncode) {
+    analyses.set(t.name, await analyzeTensor(await load(t), shapeOf(t), encOpts));
+    done += numel(t.shape);
+    onProgress?.(done / 2, total, t.name);
   }
-  await mkdir(dirname(outFile), { recursive: true });
-  const tmp = `${outFile}.partial-${process.pid}`;
-  try {
-    await writeSafetensors(tmp, out, { format: "pt", decodedBy: ENCODER_NAME });
-    await rename(tmp, outFile);
-  } catch (e) {
-    await rm(tmp, { force: true });
-    throw e;
-  }
-  opts.onProgress?.(m.tensors.length, m.tensors.length, "");
-  return { tensors: out.length };
+  const floor = (bytesAtLambda([...analyses.values()], LAMBDA_MAX) * 8) / total;
+  if (bpw < floor) throw new Sgfp4Error("INVALID_ARGUMENT", `--bpw ${bpw} is below the smallest size these tensors can reach, ${Math.ceil(floor * 100) / 100} bits per weight; ask for at least that`);
+  return { lambda: searchLambda([...analyses.values()], bpw * total), analyses };
 }
 
-/** Check every container and decoded hash, and the passthrough file's hash. */
-export async function verifyModel(dir: string, opts: { decode: DecodeFn; onProgress?: (done: number, total: number, name: string) => void }): Promise<VerifyReport> {
-  const m = await readModelManifest(dir);
-  const report = await verifyManifest(m, (f) => readFile(insideDir(dir, f)), opts.decode, opts.onProgress);
-  if (m.passthrough) {
-    const want = m.stats?.passthroughSha256;
-    let problem: string | undefined;
-    try {
-      const got = sha256Hex(await readFile(insideDir(dir, m.passthrough.file)));
-      if (typeof want === "string" && got !== want) problem = `passthrough sha256 ${got} != manifest ${want}`;
-    } catch (e) {
-      problem = (e as Error).message;
-    }
-    report.tensors.push(problem ? { name: m.passthrough.file, ok: false, problem } : { name: m.passthrough.file, ok: true });
-    report.ok = report.ok && !problem;
+/**
+ * Shard 0's share: what stays unquantized (a passthrough safetensors file, or for ONNX the model
+ * without the encoded raw_data) and the source layout, recorded in the part.
+ */
+async function writeUnquantized(source: ModelSource, input: string, dir: string, toEncode: readonly SourceTensor[], toPass: readonly SourceTensor[], part: ManifestPart): Promise<void> {
+  const layout: SourceLayout = { ...source.layout };
+  if (source.format === "onnx") layout.skeleton = await writeOnnxSkeleton(input, dir, toEncode);
+  else if (toPass.length) {
+    const rel = "passthrough.safetensors";
+    await writeSafetensors(join(dir, rel), toPass.map((t) => ({ name: t.name, dtype: t.dtype, shape: t.shape, byteLength: t.end - t.start, bytes: () => readTensorBytes(t.path, t) })));
+    part.passthrough = { file: rel, tensors: toPass.map((t) => t.name) };
+    part.passthroughSha256 = await fileSha256(join(dir, rel));
   }
-  return report;
+  part.source = layout;
 }
+
+/** ONNX: the model with every encoded initializer's raw_data emptied (decode-model puts it back). */
+async function writeOnnxSkeleton(input: string, dir: string, encoded: readonly SourceTensor[]): Promise<{ file: string; sha256: string }> {
+  const empty = new Uint8Array(0);
+  const chunks = spliceOnnx(await readFile(input), new Map(encoded.map((t) => [t.start, empty])));
+  const file = "skeleton.onnx";
+  await writeFile(join(dir, file), chunks);
+  return { file, sha256: await fileSha256(join(dir, file)) };
+}
+

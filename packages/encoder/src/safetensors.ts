@@ -2,6 +2,8 @@
  * safetensors and .npy reading by byte ranges (the header first, then each tensor's bytes when
  * it is needed), so a model never has to fit in memory twice; and a streaming safetensors writer.
  */
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { basename } from "node:path";
 import { Sgfp4Error, bitsToFloat32, floatBitsToHalfBits, float32Bits, halfToFloat } from "@sgfp4/format";
@@ -49,22 +51,68 @@ function numel(shape: readonly number[]): number {
   return shape.reduce((a, b) => a * b, 1);
 }
 
+/**
+ * The top-level keys of a JSON object's text, in order, duplicates kept (JSON.parse keeps only the
+ * last of two equal keys, which would silently drop a tensor). The text must already parse.
+ */
+export function topLevelKeys(text: string): string[] {
+  const keys: string[] = [];
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "{" || c === "[") depth++;
+    else if (c === "}" || c === "]") depth--;
+    else if (c === '"') {
+      const start = i;
+      for (i++; text[i] !== '"'; i++) if (text[i] === "\\") i++;
+      let j = i + 1;
+      while (text[j] === " " || text[j] === "\n" || text[j] === "\r" || text[j] === "\t") j++;
+      if (depth === 1 && text[j] === ":") keys.push(JSON.parse(text.slice(start, i + 1)) as string);
+    }
+  }
+  return keys;
+}
+
+const strictUtf8 = new TextDecoder("utf-8", { fatal: true });
+
+/** What a file that is not a safetensors file probably is, and what to do instead. */
+function notSafetensorsHint(first: Buffer): string {
+  if (first[0] === 0x7b) return "it looks like JSON: for a sharded checkpoint pass its folder or model.safetensors.index.json";
+  if (first[0] === 0x08) return "it looks like an ONNX model: name it .onnx (sgfp4 encode reads ONNX initializers)";
+  return "sgfp4 encode reads .safetensors, a sharded folder or its model.safetensors.index.json, .onnx and .npy";
+}
+
+/**
+ * The header of a safetensors file, checked: UTF-8 JSON object with unique, non-empty tensor
+ * names, known dtypes, shapes matching their byte ranges, ranges inside the data section and not
+ * overlapping (gaps are allowed). Tensors come back in data order.
+ */
 export async function readTensorIndex(path: string): Promise<TensorFile> {
   if (path.endsWith(".npy")) return readNpyIndex(path);
   const fh = await open(path, "r");
   try {
     const size = (await fh.stat()).size;
     if (size < 8) bad(path, `not a safetensors file (${size} bytes, no 8-byte header length)`);
-    const n = (await readExactly(fh, 8, 0, path)).readBigUInt64LE(0);
-    if (n > BigInt(MAX_HEADER_BYTES) || n > BigInt(size - 8)) bad(path, `safetensors header length ${n} is larger than the file or the ${MAX_HEADER_BYTES}-byte limit`);
+    const first = await readExactly(fh, 8, 0, path);
+    const n = first.readBigUInt64LE(0);
+    if (n > BigInt(MAX_HEADER_BYTES) || n > BigInt(size - 8)) bad(path, `not a safetensors file: header length ${n} is larger than the file or the ${MAX_HEADER_BYTES}-byte limit (${notSafetensorsHint(first)})`);
     const headerLen = Number(n);
+    let text = "";
     let header: unknown;
     try {
-      header = JSON.parse((await readExactly(fh, headerLen, 8, path)).toString("utf8"));
+      text = strictUtf8.decode(await readExactly(fh, headerLen, 8, path));
+    } catch {
+      bad(path, "safetensors header is not valid UTF-8");
+    }
+    try {
+      header = JSON.parse(text);
     } catch (e) {
       bad(path, `safetensors header is not JSON (${(e as Error).message})`);
     }
     if (typeof header !== "object" || header === null || Array.isArray(header)) bad(path, "safetensors header is not a JSON object");
+    const keys = topLevelKeys(text);
+    const dup = keys.find((k, i) => keys.indexOf(k) !== i);
+    if (dup !== undefined) bad(path, `safetensors header names ${JSON.stringify(dup)} twice (a JSON reader would silently keep one)`);
     const base = 8 + headerLen;
     const dataLen = size - base;
     const tensors: TensorEntry[] = [];
@@ -74,6 +122,7 @@ export async function readTensorIndex(path: string): Promise<TensorFile> {
         metadata = raw as Record<string, string>;
         continue;
       }
+      if (name === "") bad(path, "a tensor has the empty name \"\"");
       const e = raw as { dtype?: unknown; shape?: unknown; data_offsets?: unknown };
       if (typeof e !== "object" || e === null) bad(path, `tensor ${name}: entry is not an object`);
       if (typeof e.dtype !== "string" || !(e.dtype in DTYPE_BYTES)) bad(path, `tensor ${name}: unknown dtype ${JSON.stringify(e.dtype)}`);
@@ -86,7 +135,12 @@ export async function readTensorIndex(path: string): Promise<TensorFile> {
       if (eEnd - b !== want) bad(path, `tensor ${name}: ${eEnd - b} data bytes, shape [${(e.shape as number[]).join(", ")}] of ${e.dtype} needs ${want} (shape mismatch)`);
       tensors.push({ name, dtype: e.dtype as string, shape: e.shape as number[], start: base + b, end: base + eEnd });
     }
-    tensors.sort((x, y) => x.start - y.start || (x.name < y.name ? -1 : 1));
+    tensors.sort((x, y) => x.start - y.start || x.end - y.end || (x.name < y.name ? -1 : 1));
+    for (let i = 1; i < tensors.length; i++) {
+      const [p, t] = [tensors[i - 1]!, tensors[i]!];
+      if (t.start < p.end) bad(path, `tensors ${p.name} and ${t.name} overlap (data bytes ${t.start - base}..${Math.min(p.end, t.end) - base})`);
+    }
+    if (metadata !== undefined && (typeof metadata !== "object" || metadata === null || Array.isArray(metadata) || !Object.values(metadata).every((v) => typeof v === "string"))) bad(path, "__metadata__ must be an object of strings");
     return { path, kind: "safetensors", tensors, ...(metadata ? { metadata } : {}) };
   } finally {
     await fh.close();
@@ -131,6 +185,36 @@ export async function readTensorBytes(path: string, t: TensorEntry): Promise<Uin
   } finally {
     await fh.close();
   }
+}
+
+const littleEndianHost = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * One float tensor as float32 values. F32 on a little-endian host is read straight into the
+ * result (one tensor-sized buffer, not two); F16/BF16 are read, then widened.
+ */
+export async function readTensorFloat32(path: string, t: TensorEntry): Promise<Float32Array> {
+  if (t.dtype !== "F32" || !littleEndianHost) return toFloat32(await readTensorBytes(path, t), t.dtype, t.name);
+  const out = new Float32Array((t.end - t.start) / 4);
+  const fh = await open(path, "r");
+  try {
+    const view = new Uint8Array(out.buffer);
+    for (let got = 0; got < view.length; ) {
+      const { bytesRead } = await fh.read(view, got, Math.min(view.length - got, 1 << 30), t.start + got);
+      if (bytesRead === 0) bad(path, `file ends at byte ${t.start + got}, tensor ${t.name} needs bytes up to ${t.end}`);
+      got += bytesRead;
+    }
+  } finally {
+    await fh.close();
+  }
+  return out;
+}
+
+/** sha256 of a file, read in chunks (a passthrough file can be large). */
+export async function fileSha256(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  for await (const chunk of createReadStream(path, { highWaterMark: 1 << 22 })) hash.update(chunk as Buffer);
+  return hash.digest("hex");
 }
 
 /** F32 / F16 / BF16 little-endian bytes to float32 values. */

@@ -5,24 +5,14 @@ import { mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { decodeModel, encodeModel, verifyModel } from "../src/model.js";
+import { encodeModel } from "../src/model.js";
+import { decodeModel, verifyModel } from "../src/rebuild.js";
 import { synthetic } from "../src/random.js";
 import { readTensorBytes, readTensorIndex, toFloat32 } from "../src/safetensors.js";
+import { f32, safetensors as file } from "./files.js";
 
-/** A safetensors file built by hand (no writer under test involved). */
-function safetensors(tensors: { name: string; dtype: string; shape: number[]; data: Uint8Array }[]): Uint8Array {
-  const header: Record<string, unknown> = { __metadata__: { format: "pt" } };
-  let at = 0;
-  for (const t of tensors) {
-    header[t.name] = { dtype: t.dtype, shape: t.shape, data_offsets: [at, at + t.data.length] };
-    at += t.data.length;
-  }
-  const json = Buffer.from(JSON.stringify(header));
-  const len = Buffer.alloc(8);
-  len.writeBigUInt64LE(BigInt(json.length));
-  return Buffer.concat([len, json, ...tensors.map((t) => Buffer.from(t.data))]);
-}
-const f32 = (a: Float32Array) => new Uint8Array(a.buffer.slice(0));
+const safetensors = (tensors: Parameters<typeof file>[0]) => file(tensors, { format: "pt" });
+
 const f16 = (a: Float32Array) => new Uint8Array(Uint16Array.from(a, (v) => floatToHalf(v)).buffer);
 const bf16 = (a: Float32Array) => new Uint8Array(Uint16Array.from(a, (v) => float32Bits(v) >>> 16).buffer); // truncation: exact in BF16 afterwards
 
@@ -137,6 +127,14 @@ describe("model round trip: encode -> decode-model -> verify", () => {
   });
 });
 
+/** A safetensors file from header text and a zero data section. */
+function rawHeader(json: string, dataBytes: number): Uint8Array {
+  const j = Buffer.from(json);
+  const l = Buffer.alloc(8);
+  l.writeBigUInt64LE(BigInt(j.length));
+  return Buffer.concat([l, j, Buffer.alloc(dataBytes)]);
+}
+
 describe("bad model files give clear errors and write nothing", () => {
   const cases: [string, Uint8Array, RegExp][] = [
     ["short", new Uint8Array(3), /no 8-byte header length/],
@@ -145,6 +143,11 @@ describe("bad model files give clear errors and write nothing", () => {
     ["shape mismatch", safetensors([{ name: "w", dtype: "F32", shape: [64, 64], data: new Uint8Array(100) }]), /shape mismatch/],
     ["unknown dtype", safetensors([{ name: "w", dtype: "Q4", shape: [1], data: new Uint8Array(1) }]), /unknown dtype/],
     ["unsupported dtype for a weight", safetensors([{ name: "w", dtype: "I32", shape: [64, 64], data: new Uint8Array(64 * 64 * 4) }]), /unsupported dtype I32/],
+    ["duplicate names", rawHeader('{"w":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},"w":{"dtype":"F32","shape":[1],"data_offsets":[4,8]}}', 8), /names "w" twice/],
+    ["overlapping offsets", rawHeader('{"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}}', 12), /tensors a and b overlap/],
+    ["invalid UTF-8 name", Buffer.concat([Buffer.from([12, 0, 0, 0, 0, 0, 0, 0]), Buffer.from('{"'), Buffer.from([0xff, 0xfe]), Buffer.from('":{}}     '.slice(0, 8))]), /not valid UTF-8/],
+    ["empty tensor name", rawHeader('{"":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}}', 4), /empty name ""/],
+    ["ONNX bytes named .safetensors", Buffer.from([0x08, 0x08, 0x12, 0x07, 0x70, 0x79, 0x74, 0x6f, 0x72, 0x63, 0x68, 0x3a, 0x10]), /looks like an ONNX model: name it \.onnx/],
     ["offsets past the end", (() => { const j = Buffer.from(JSON.stringify({ w: { dtype: "F32", shape: [2], data_offsets: [0, 8] } })); const l = Buffer.alloc(8); l.writeBigUInt64LE(BigInt(j.length)); return Buffer.concat([l, j]); })(), /past the/],
   ];
   for (const [label, bytes, re] of cases) {

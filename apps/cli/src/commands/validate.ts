@@ -18,7 +18,8 @@ export function registerValidate(program: Command): void {
     .requiredOption("--shape <OxI>", "shape: rows x columns")
     .option("--profile <profile>", "v1, v2 or auto", "auto")
     .option("--strict", "also report ignored bytes and negative scales (DECISIONS.md section 4); exit 4 if any")
-    .action(async (file: string, opts: { shape: string; profile: string; strict?: boolean }) => {
+    .option("--json", "print { valid, file, profile, shape, blocks, leaves, bytes, warnings, error? } as JSON (same exit status)")
+    .action(async (file: string, opts: { shape: string; profile: string; strict?: boolean; json?: boolean }) => {
       const shape = parseShape(opts.shape);
       const profile = parseProfile(opts.profile);
       const bytes = await readInput(file);
@@ -26,11 +27,19 @@ export function registerValidate(program: Command): void {
       if (r.code !== undefined || !r.container) {
         const code = r.code ?? "INVALID_ARGUMENT";
         const message = r.message ?? "rejected";
-        process.stderr.write(`error: ${message.startsWith(`${code}:`) ? message : `${code}: ${message}`}\n`);
+        const line = message.startsWith(`${code}:`) ? message : `${code}: ${message}`;
+        if (opts.json) process.stdout.write(JSON.stringify({ valid: false, file, shape, error: { code, message: line } }, null, 2) + "\n");
+        process.stderr.write(`error: ${line}\n`);
         process.exitCode = EXIT.INVALID_CONTAINER;
         return;
       }
       const c = r.container;
+      if (opts.json) {
+        const warnings = r.warnings.map((w) => ({ ...w, text: describeWarning(w) }));
+        process.stdout.write(JSON.stringify({ valid: true, file, profile: c.profile, shape, blocks: c.blockCount, leaves: c.leafCount, bytes: c.byteLength, warnings }, null, 2) + "\n");
+        if (opts.strict && warnings.length) process.exitCode = EXIT.WARNINGS;
+        return;
+      }
       const unit = c.profile === "v1" ? "block" : "record";
       process.stdout.write(`valid: ${file}: ${c.profile}, shape ${shape[0]}x${shape[1]}, ${c.blockCount} ${unit}${c.blockCount === 1 ? "" : "s"}, ${c.leafCount} leaves, ${c.byteLength} bytes\n`);
       const n = r.warnings.length;
