@@ -82,6 +82,9 @@ describe.skipIf(noGpu)("decodeMany, pools, reuse", () => {
     const afterFirst = created();
     for (const u of [t, tensors[1]!, t]) expect(firstBitDifference(await d.decode(u.bytes, f32(u)), u.expected)).toBe(-1);
     expect(created()).toBe(afterFirst); // the largest came first: staging, inputs, tables, output, readback all reused
+    d.destroy(); // frees the pool: a later call allocates again, and decodes the same bits
+    expect(firstBitDifference(await d.decode(t.bytes, f32(t)), t.expected)).toBe(-1);
+    expect(created()).toBeGreaterThan(afterFirst);
     d.destroy();
   });
 
