@@ -17,4 +17,5 @@ export const Q4_K: Baseline;
 export function groupMinMax(bits: number, group: number): Baseline;
 export function groupSearched(bits: number, group: number): Baseline;
 export const BASELINES: Baseline[];
-export function quantize(baseline: Baseline, data: Float32Array, shape: [number, number]): { decoded: Float32Array; bits: number };
+/** row-major values, blocked in order (rows of a multiple of the block length are blocked along rows) */
+export function quantize(baseline: Baseline, data: Float32Array): { decoded: Float32Array; bits: number };

@@ -2,8 +2,10 @@
 // (ggml's reference quantizers quantize_row_q4_0_ref, quantize_row_q4_1_ref,
 // quantize_row_q4_K_ref and make_qkx2_quants, and plain per-group affine 4/3/2-bit codes), so
 // that the encoder's SNR is compared with them on the same inputs in the same run.
-// Blocks run along each row of a row-major [rows, cols] tensor (ggml quantizes rows); a row's
-// last block may be short: it is fitted on the values it has and costs a whole block's bits.
+// Blocks run over a tensor's row-major values: along each row when the row length is a multiple
+// of the block (as ggml quantizes rows), across rows otherwise (so that every baseline stays at
+// its nominal bits per weight on real shapes); a short last block is fitted on the values it
+// has and costs a whole block's bits.
 import { floatToHalf, halfToFloat } from "@sgfp4/format";
 
 /** The value stored as IEEE half (round to nearest even from float32, as GGML_FP32_TO_FP16). */
@@ -93,7 +95,7 @@ export const Q4_0 = {
     let max = 0;
     for (const v of x) if (Math.abs(v) > amax) { amax = Math.abs(v); max = v; }
     const d = f32(max / -8);
-    const id = d ? f32(1 / d) : 0;
+    const id = d ? 1 / d : 0; // in double: ggml's float 1/d overflows for subnormal d (pruned weights), giving NaN codes
     const dq = fp16(d);
     for (let i = 0; i < x.length; i++) out[i] = f32((Math.min(15, Math.trunc(f32(f32(x[i] * id) + 8.5))) - 8) * dq);
   },
@@ -108,7 +110,7 @@ export const Q4_1 = {
     let min = Infinity, max = -Infinity;
     for (const v of x) { if (v < min) min = v; if (v > max) max = v; }
     const d = f32((max - min) / 15);
-    const id = d ? f32(1 / d) : 0;
+    const id = d ? 1 / d : 0; // in double, as in Q4_0
     const dq = fp16(d), mq = fp16(min);
     for (let i = 0; i < x.length; i++) out[i] = f32(Math.min(15, Math.trunc(f32(f32((x[i] - min) * id) + 0.5))) * dq + mq);
   },
@@ -191,15 +193,12 @@ export const BASELINES = [
   ...[32, 64, 128].map((g) => groupSearched(2, g)),
 ];
 
-/** A [rows, cols] tensor through one baseline: the decoded values and the storage size in bits. */
-export function quantize(baseline, data, [rows, cols]) {
+/** A tensor's row-major values through one baseline: the decoded values and the storage size in bits. */
+export function quantize(baseline, data) {
   const decoded = new Float32Array(data.length);
-  const blocksPerRow = Math.ceil(cols / baseline.block);
-  for (let r = 0; r < rows; r++) {
-    for (let c = 0; c < cols; c += baseline.block) {
-      const end = Math.min(cols, c + baseline.block);
-      baseline.encodeBlock(data.subarray(r * cols + c, r * cols + end), decoded.subarray(r * cols + c, r * cols + end));
-    }
+  for (let c = 0; c < data.length; c += baseline.block) {
+    const end = Math.min(data.length, c + baseline.block);
+    baseline.encodeBlock(data.subarray(c, end), decoded.subarray(c, end));
   }
-  return { decoded, bits: rows * blocksPerRow * baseline.blockBits };
+  return { decoded, bits: Math.ceil(data.length / baseline.block) * baseline.blockBits };
 }
