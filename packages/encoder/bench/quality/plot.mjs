@@ -23,7 +23,7 @@ export function svg(result) {
     const ox = M + (i % COLS) * (PW + M);
     const oy = 40 + Math.floor(i / COLS) * (PH + M + 20);
     const pts = result.rows.filter((r) => r.input === input && Number.isFinite(r.snrDb));
-    const xs = [2, 5.5];
+    const xs = [2, Math.max(5.5, Math.ceil(2 * Math.max(...pts.map((p) => p.bpw)) + 0.4) / 2)];
     const ys = [Math.floor(Math.min(...pts.map((p) => p.snrDb))) - 1, Math.ceil(Math.max(...pts.map((p) => p.snrDb))) + 1];
     const X = (b) => ox + ((b - xs[0]) / (xs[1] - xs[0])) * PW;
     const Y = (s) => oy + PH - ((s - ys[0]) / (ys[1] - ys[0])) * PH;
