@@ -3,12 +3,13 @@
 // task-level check on Silero VAD in onnxruntime-node. Run after the build (`pnpm bench:quality`
 // at the root builds first).
 //
-// Usage: node bench/quality.mjs [--quick] [--input NAME[,NAME]] [--size N] [--policy P] [--out DIR]
+// Usage: node bench/quality.mjs [--quick] [--input NAME[,NAME]] [--size N] [--policy P] [--options JSON] [--out DIR]
 //   --quick    synthetic tensors 256x256 instead of 1024x1024, and no pp-ocrv4-rec unless named
 //              (CI smoke: the same rows, under 2 minutes on 2 cores)
 //   --input    only these inputs (synthetic families, silero-vad, pp-ocrv4-rec); default all
 //   --size     synthetic tensors N x N
-//   --policy   passed to encodeTensor as `policy` (when the encoder has that option)
+//   --policy   passed to encodeTensor / encodeModel as `policy` (when the encoder has that option)
+//   --options  more encoder options as JSON, merged in (e.g. '{"fit":{"search":"joint"}}')
 //   --out      folder for quality.{json,md} and bpw_snr.svg; default bench/results (full run)
 //              or none (--quick: print only)
 // Exits 1 when a row was skipped (an input could not be loaded), a container failed
@@ -30,12 +31,17 @@ const { values: args } = parseArgs({
     input: { type: "string", multiple: true, default: [] },
     size: { type: "string" },
     policy: { type: "string" },
+    options: { type: "string" },
     out: { type: "string" },
   },
 });
 const size = Number(args.size ?? (args.quick ? 256 : 1024));
 const names = args.input.flatMap((s) => s.split(",")).filter(Boolean);
 const outDir = args.out ?? (args.quick ? undefined : new URL("./results/", import.meta.url).pathname);
+const variant = {
+  label: `${args.policy ? ` --policy ${args.policy}` : ""}${args.options ? ` ${args.options}` : ""}`,
+  options: { ...(args.options ? JSON.parse(args.options) : {}), ...(args.policy ? { policy: args.policy } : {}) },
+};
 const t0 = performance.now();
 const log = (msg) => console.error(`[${((performance.now() - t0) / 1000).toFixed(0)} s] ${msg}`);
 
@@ -46,7 +52,7 @@ const result = {
     machine: `${cpus()[0]?.model ?? "unknown CPU"} (${cpus().length} threads)`,
     node: process.versions.node,
     encoderVersion: JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version,
-    policy: args.policy ?? null,
+    encoderOptions: variant.options,
     syntheticSize: size,
   },
   inputs: [],
@@ -69,7 +75,7 @@ for (const name of names.length ? names : args.quick ? QUICK_INPUTS : INPUT_NAME
   const task = input.name === "silero-vad" ? await vadTask(input.model) : null;
   if (task) result.vad = { recording: VAD_RECORDING, frames: task.frames, speechFrames: task.speechFrames };
   for (const setting of SETTINGS) {
-    const { row, decoded } = await measureEncoder(input, setting, args.policy);
+    const { row, decoded } = await measureEncoder(input, setting, variant);
     if (task) row.task = await task.compare(decoded);
     result.rows.push(row);
     log(`${input.name} ${row.name}: ${row.bpw.toFixed(3)} bpw, ${row.snrDb.toFixed(2)} dB`);

@@ -61,16 +61,20 @@ async function encodeAll(input, opts) {
   }
 }
 
-/** The encoder on an input at one setting: the row (with `invalid` / `mismatched` counts, 0 when all is well) and the decodes. */
-export async function measureEncoder(input, setting, policy) {
-  const opts = { profile: "v2", ...(setting.bpw ? { bpw: setting.bpw } : {}), ...(policy ? { policy } : {}) };
+/**
+ * The encoder on an input at one setting, with `variant.options` merged into the encoder's
+ * options (`variant.label` names them in the row): the row (with `invalid` / `mismatched`
+ * counts, 0 when all is well) and the decodes.
+ */
+export async function measureEncoder(input, setting, variant = { label: "", options: {} }) {
+  const opts = { profile: "v2", ...variant.options, ...(setting.bpw ? { bpw: setting.bpw } : {}) };
   const { containers, decoded, mismatched } = await (input.model ? encodeAll : encodeOne)(input, opts);
   const invalid = containers.filter((c) => !validate(c.bytes, { profile: "v2", shape: c.shape, strict: true }).ok).length;
   const bytes = containers.reduce((s, c) => s + c.bytes.length, 0);
   const row = {
     input: input.name,
     method: "sgfp4",
-    name: `sgfp4 v2 ${setting.name}${policy ? ` --policy ${policy}` : ""}`,
+    name: `sgfp4 v2 ${setting.name}${variant.label}`,
     setting: setting.name,
     bpw: (8 * bytes) / weightsOf(input),
     snrDb: snrDb(input.tensors, decoded),

@@ -34,7 +34,7 @@ function task(rows, vad) {
 export function markdown(result) {
   const { meta, rows } = result;
   const inputs = result.inputs.map((i) => i.name);
-  let md = `# Quality at equal bits: \`${meta.command}\`\n\n${meta.date}, ${meta.machine}, Node ${meta.node}, @sgfp4/encoder ${meta.encoderVersion}${meta.policy ? `, --policy ${meta.policy}` : ""}.\n`;
+  let md = `# Quality at equal bits: \`${meta.command}\`\n\n${meta.date}, ${meta.machine}, Node ${meta.node}, @sgfp4/encoder ${meta.encoderVersion}${Object.keys(meta.encoderOptions).length ? `, encoder options ${JSON.stringify(meta.encoderOptions)}` : ""}.\n`;
   md += `SNR = 10 log10(sum w^2 / sum (w - w')^2) over all of an input's weights, w' the decode (for SGFP4: @sgfp4/cpu-decoder on the written containers, each validated strictly); bpw = storage bits / weights.\n\nInputs:\n${result.inputs.map((i) => `- ${i.name}: ${i.skipped ? `skipped (${i.skipped})` : i.description}`).join("\n")}\n\n`;
   md += `## At 4.5 bits per weight\n\n${headline(rows, inputs)}\n`;
   md += `## SGFP4 v2 per setting\n\n${byMethod(rows, inputs, "sgfp4")}\n`;
