@@ -23,7 +23,7 @@ import { INPUT_NAMES, QUICK_INPUTS, loadInputs } from "./quality/inputs.mjs";
 import { SETTINGS, measureBaseline, measureEncoder } from "./quality/measure.mjs";
 import { svg } from "./quality/plot.mjs";
 import { markdown } from "./quality/report.mjs";
-import { VAD_RECORDING, vadTask } from "./quality/vad-task.mjs";
+import { vadTask } from "./quality/vad-task.mjs";
 
 const { values: args } = parseArgs({
   options: {
@@ -73,7 +73,7 @@ for (const name of names.length ? names : args.quick ? QUICK_INPUTS : INPUT_NAME
   }
   result.inputs.push({ name: input.name, description: input.description });
   const task = input.name === "silero-vad" ? await vadTask(input.model) : null;
-  if (task) result.vad = { recording: VAD_RECORDING, frames: task.frames, speechFrames: task.speechFrames };
+  if (task) result.vad = { description: task.description, recordings: task.recordings };
   for (const setting of SETTINGS) {
     const { row, decoded } = await measureEncoder(input, setting, variant);
     if (task) row.task = await task.compare(decoded);

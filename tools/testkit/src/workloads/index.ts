@@ -5,5 +5,5 @@ export { onnxFloatTensors, onnxWeightTensors, replaceOnnxTensors } from "./onnx.
 export type { OnnxTensor, OnnxWeight } from "./onnx.js";
 export { readWav, resample } from "./wav.js";
 export type { Audio } from "./wav.js";
-export { LENA_WAV, PPOCR_REC, REAL_MODELS, SILERO_VAD, loadRealModel, loadRecording } from "./catalog.js";
+export { JFK_WAV, LENA_WAV, PPOCR_REC, REAL_MODELS, RECORDINGS, SILERO_VAD, loadRealModel, loadRecording } from "./catalog.js";
 export type { RealModel } from "./catalog.js";
