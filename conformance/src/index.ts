@@ -1,32 +1,22 @@
-export type { Availability, ConformanceBackend, DecodeRequest, VectorProfile } from "./backend.js";
-export { checkBackendShape, unavailableBackend } from "./backend.js";
-export { loadVectorSet, sha256File, VectorSetError, VECTOR_SET_FORMAT, VECTOR_SET_VERSION } from "./vectors.js";
-export type { ExpectedRejectCode, Vector, VectorExpectation, VectorSet } from "./vectors.js";
-export { compareBits, wordsFromLE, floatWords, hex32, bitsToValue } from "./compare.js";
-export type { BitMismatch, LengthMismatch } from "./compare.js";
-export { runConformance, checkCase } from "./run.js";
-export type { BackendResult, CaseFailure, CaseResult, ConformanceResult, ProgressEvent, RunOptions } from "./run.js";
-export { formatTable, summaryLine, toJSON, toJUnit, xmlEscape } from "./report.js";
-export type { TableOptions } from "./report.js";
-export {
-  ALL_BUILTINS,
-  BUILTIN_BACKENDS,
-  BackendLoadError,
-  defaultVectorsDir,
-  loadBuiltinBackend,
-  loadModuleBackend,
-  resolveBackends,
-} from "./resolve.js";
-export type { BuiltinBackendName, ResolveOptions } from "./resolve.js";
+/**
+ * @sgfp4/conformance: the Node runner (vector folders, command decoders, decoders from the
+ * registry) over the runtime-independent core, which it re-exports (`@sgfp4/conformance/core`
+ * holds the core alone, for browsers).
+ */
+export * from "./core/index.js";
+export { defaultVectorsDir, folderSource, goldenVectorsVersion, loadVectorSet } from "./fs-vectors.js";
+export { resolveDecoders } from "./resolve.js";
+export type { ResolveOptions } from "./resolve.js";
+export { DecoderLoadError, nodeDecoders } from "@sgfp4/decoders/node";
 export {
   COMMAND_PLACEHOLDERS,
   CommandRejection,
   ERROR_LINE,
   REJECT_EXIT_STATUS,
   checkTemplate,
-  createCommandBackend,
-  isCommandBackend,
+  createCommandDecoder,
   fillTemplate,
+  isCommandDecoder,
   shellQuote,
-} from "./command-backend.js";
-export type { CommandBackendOptions } from "./command-backend.js";
+} from "./command-decoder.js";
+export type { CommandDecoderOptions } from "./command-decoder.js";

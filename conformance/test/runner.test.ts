@@ -1,15 +1,16 @@
 import { writeFile, readFile } from "node:fs/promises";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { floatToHalf, type OutputFormat } from "@sgfp4/format";
+import { unavailableDecoder } from "@sgfp4/decoders";
 import {
   formatTable,
   loadVectorSet,
-  resolveBackends,
+  resolveDecoders,
   runConformance,
   toJSON,
   toJUnit,
-  unavailableBackend,
-  type ConformanceBackend,
+  type Decoder,
   type VectorSet,
 } from "../src/index.js";
 import { buildVectorSet, sha256, type BuiltSet } from "./fixtures.js";
@@ -21,10 +22,11 @@ class CodedError extends Error {
   }
 }
 
-/** A backend that answers from construction, optionally corrupted by `tamper`. */
-function mockBackend(name: string, built: BuiltSet, tamper?: (id: string, out: Float32Array) => Float32Array | "decode-anyway" | string): ConformanceBackend {
+/** A decoder that answers from construction, optionally corrupted by `tamper`. */
+function mockBackend(name: string, built: BuiltSet, tamper?: (id: string, out: Float32Array) => Float32Array | "decode-anyway" | string): Decoder {
   return {
     name,
+    formats: ["f32"],
     available: async () => ({ ok: true, detail: "mock" }),
     async decode(bytes) {
       const a = built.answers.get(sha256(bytes));
@@ -140,35 +142,35 @@ describe("runConformance", () => {
   });
 
   it("fails a backend that refuses a decode vector or returns a non-Float32Array", async () => {
-    const refuse: ConformanceBackend = { name: "refuse", available: async () => ({ ok: true }), decode: async () => Promise.reject(new CodedError("TRUNCATED")) };
-    const weird: ConformanceBackend = { name: "weird", available: async () => ({ ok: true }), decode: async () => [1, 2] as unknown as Float32Array };
+    const refuse: Decoder = { name: "refuse", formats: ["f32"], available: async () => ({ ok: true }), decode: async () => Promise.reject(new CodedError("TRUNCATED")) };
+    const weird: Decoder = { name: "weird", formats: ["f32"], available: async () => ({ ok: true }), decode: async () => [1, 2] as unknown as Float32Array };
     const r = await runConformance({ vectors: set, backends: [refuse, weird] });
     expect(r.backends[0]!.cases[0]!.failure).toMatchObject({ kind: "unexpected-error", code: "TRUNCATED" });
     expect(r.backends[1]!.cases[0]!.failure).toMatchObject({ kind: "bad-result" });
   });
 
   it("times out a hanging backend", async () => {
-    const hang: ConformanceBackend = { name: "hang", available: async () => ({ ok: true }), decode: () => new Promise(() => undefined) };
+    const hang: Decoder = { name: "hang", formats: ["f32"], available: async () => ({ ok: true }), decode: () => new Promise(() => undefined) };
     const r = await runConformance({ vectors: set, backends: [hang], caseTimeoutMs: 20 });
     expect(r.backends[0]!.cases[0]!.failure).toMatchObject({ kind: "timeout" });
   });
 
   it("lists an unavailable backend as skipped, and fails it with require", async () => {
-    const gone = unavailableBackend("gone", "no device here");
+    const gone = unavailableDecoder("gone", "no device here");
     const r = await runConformance({ vectors: set, backends: [mockBackend("good", built), gone] });
     expect(r.ok).toBe(true);
     expect(r.totals).toEqual({ passed: 4, failed: 0, skipped: 4 });
     expect(r.backends[1]).toMatchObject({ available: false, reason: "no device here", skipped: 4 });
-    expect(formatTable(r)).toMatch(/gone\s+unavailable\s+0\s+0\s+4\s+no device here/);
+    expect(formatTable(r)).toMatch(/gone\s+f32\s+unavailable\s+0\s+0\s+4\s+no device here/);
 
     const req = await runConformance({ vectors: set, backends: [mockBackend("good", built), gone], require: ["gone"] });
     expect(req.ok).toBe(false);
     expect(req.totals).toEqual({ passed: 4, failed: 4, skipped: 0 });
-    expect(formatTable(req)).toContain("required backend is unavailable: no device here");
+    expect(formatTable(req)).toContain("required decoder is unavailable: no device here");
   });
 
   it("an available() that throws makes the backend unavailable", async () => {
-    const bad: ConformanceBackend = { name: "bad", available: () => Promise.reject(new Error("boom")), decode: async () => new Float32Array() };
+    const bad: Decoder = { name: "bad", formats: ["f32"], available: () => Promise.reject(new Error("boom")), decode: async () => new Float32Array() };
     const r = await runConformance({ vectors: set, backends: [bad] });
     expect(r.backends[0]).toMatchObject({ available: false, reason: "available() threw: boom" });
   });
@@ -190,12 +192,12 @@ describe("reports", () => {
       out[0] = out[0]! + 1;
       return out;
     });
-    const r = await runConformance({ vectors: set, backends: [flip, unavailableBackend("vulkan", 'no "device" <here>')] });
+    const r = await runConformance({ vectors: set, backends: [flip, unavailableDecoder("vulkan", 'no "device" <here>')] });
     const xml = toJUnit(r);
     expect(xml.match(/<testsuite /g)).toHaveLength(2);
     expect(xml).toContain('<testsuite name="flip&lt;&amp;&gt;" tests="4" failures="2" errors="0" skipped="0"');
     expect(xml).toContain('<testsuite name="vulkan" tests="4" failures="0" errors="0" skipped="4"');
-    expect(xml).toContain('<skipped message="backend unavailable: no &quot;device&quot; &lt;here&gt;"/>');
+    expect(xml).toContain('<skipped message="decoder unavailable: no &quot;device&quot; &lt;here&gt;"/>');
     expect(xml).toContain('<failure type="mismatch"');
     expect(xml).toContain('<testsuites name="sgfp4-conformance" tests="8" failures="2" errors="0" skipped="4"');
   });
@@ -214,10 +216,11 @@ describe("reports", () => {
 });
 
 describe("loadVectorSet", () => {
-  it("loads the vectors with absolute paths", () => {
+  it("loads the vectors, paths relative to the folder", () => {
     expect(set.vectors.map((v) => v.id)).toEqual(built.ids);
     expect(set.vectors[2]!.expect).toEqual({ kind: "reject", code: "BAD_VERSION" });
-    expect(path.isAbsolute(set.vectors[0]!.containerPath)).toBe(true);
+    expect(set.vectors[0]!.container).toBe("v1-basic.fp4");
+    expect(path.isAbsolute(set.dir)).toBe(true);
   });
 
   it("checks hash-only vectors by sha256", async () => {
@@ -263,16 +266,16 @@ async function patch(dir: string, file: string, edit: (m: Record<string, unknown
   await writeFile(p, JSON.stringify(m));
 }
 
-describe("resolveBackends", () => {
+describe("resolveDecoders", () => {
   it("makes missing built-in packages unavailable, not failing", async () => {
-    const [b] = await resolveBackends(["vulkan"]);
+    const [b] = await resolveDecoders(["vulkan"]);
     expect(b!.name).toBe("vulkan");
     const a = await b!.available();
     // Either installed (then it answers for itself) or unavailable with a reason.
     if (!a.ok) expect(a.reason.length).toBeGreaterThan(0);
   });
   it("runs the built-in cpu backend when its package is installed", async () => {
-    const [cpu] = await resolveBackends(["cpu"]);
+    const [cpu] = await resolveDecoders(["cpu"]);
     const a = await cpu!.available();
     expect(a).toMatchObject({ ok: true });
     const r = await runConformance({ vectors: set, backends: [cpu!] });
@@ -280,12 +283,12 @@ describe("resolveBackends", () => {
     expect(r.totals).toEqual({ passed: 4, failed: 0, skipped: 0 });
   });
   it("expands all to the three built-ins", async () => {
-    const bs = await resolveBackends(["all", "cpu"]);
+    const bs = await resolveDecoders(["all", "cpu"]);
     expect(bs.map((b) => b.name)).toEqual(["cpu", "webgpu", "vulkan"]);
   });
   it("refuses unknown names and missing module paths", async () => {
-    await expect(resolveBackends(["gpu"])).rejects.toThrow(/unknown backend "gpu"/);
-    await expect(resolveBackends(["./missing-backend.mjs"])).rejects.toThrow(/does not exist/);
+    await expect(resolveDecoders(["gpu"])).rejects.toThrow(/unknown decoder "gpu"/);
+    await expect(resolveDecoders(["./missing-backend.mjs"])).rejects.toThrow(/does not exist/);
   });
   it("loads a module backend (default export or createConformanceBackend)", async () => {
     const b = await buildVectorSet();
@@ -310,9 +313,119 @@ export function createConformanceBackend() {
     );
     const mod2 = path.join(b.dir, "default-backend.mjs");
     await writeFile(mod2, `export default { name: "dflt", available: async () => ({ ok: false, reason: "off" }), decode: async () => new Float32Array() };\n`);
-    const backends = await resolveBackends([mod, mod2]);
+    const backends = await resolveDecoders([mod, mod2]);
     expect(backends.map((x) => x.name)).toEqual(["mock-module", "dflt"]);
     const r = await runConformance({ vectors: await loadVectorSet(b.dir), backends });
     expect(r.totals).toEqual({ passed: 4, failed: 0, skipped: 4 });
+  });
+});
+
+describe("a run that checks nothing fails", () => {
+  it("an index with no vectors is refused", async () => {
+    const b = await buildVectorSet();
+    await writeFile(path.join(b.dir, "index.json"), JSON.stringify({ format: "sgfp4-golden-vectors", version: 1, vectors: [] }));
+    await expect(loadVectorSet(b.dir)).rejects.toThrow(/"vectors" is empty/);
+  });
+
+  it("a set with zero vectors is not ok, even with every decoder available and required", async () => {
+    const empty: VectorSet = { ...set, vectors: [] };
+    const r = await runConformance({ vectors: empty, backends: [mockBackend("good", built)], require: ["good"] });
+    expect(r.ok).toBe(false);
+    expect(r.totals).toEqual({ passed: 0, failed: 0, skipped: 0 });
+    expect(r.problems).toEqual(["the vector set has no vectors"]);
+    expect(summaryOf(r)).toMatch(/FAIL: the vector set has no vectors/);
+    expect(toJUnit(r)).toContain('<error type="run" message="the vector set has no vectors">');
+  });
+
+  it("a run where every decoder is unavailable is not ok", async () => {
+    const r = await runConformance({ vectors: set, backends: [unavailableDecoder("gone", "no device")] });
+    expect(r.totals).toEqual({ passed: 0, failed: 0, skipped: 4 });
+    expect(r.ok).toBe(false);
+    expect(r.problems[0]).toMatch(/no case ran/);
+  });
+
+  it("a run with no decoders is not ok", async () => {
+    const r = await runConformance({ vectors: set, backends: [] });
+    expect(r.ok).toBe(false);
+  });
+});
+
+const summaryOf = (r: Awaited<ReturnType<typeof runConformance>>): string => formatTable(r).trimEnd().split("\n").at(-1)!;
+
+/** f16/bf16 bits of the fixture values, with @sgfp4/format's own conversion (not the judge's). */
+function halfBits(out: Float32Array, format: OutputFormat): Uint16Array {
+  const words = new Uint32Array(out.buffer, out.byteOffset, out.length);
+  return Uint16Array.from(out, (x, i) => (format === "f16" ? floatToHalf(x) : words[i]! >>> 16));
+}
+
+/** Like mockBackend, but writes all three formats; `bad` corrupts one format's answer. */
+function threeFormats(name: string, bad?: { format: OutputFormat; how: "flip" | "f32-array" }): Decoder {
+  const inner = mockBackend(name, built);
+  return {
+    name,
+    formats: ["f32", "f16", "bf16"],
+    available: inner.available,
+    async decode(bytes, req) {
+      const out = (await inner.decode(bytes, req)) as Float32Array;
+      const format = req.format ?? "f32";
+      if (bad?.format === format && bad.how === "f32-array") return out;
+      const res = format === "f32" ? out : halfBits(out, format);
+      if (bad?.format === format && bad.how === "flip" && res.length === 15) res[0] = res[0]! ^ 1;
+      return res;
+    },
+  };
+}
+
+describe("output formats (P10)", () => {
+  it("runs one row per decoder and declared format; f32-only decoders get one row", async () => {
+    const r = await runConformance({ vectors: set, backends: [threeFormats("tri"), mockBackend("plain", built)] });
+    expect(r.backends.map((b) => [b.name, b.format, b.passed, b.failed])).toEqual([
+      ["tri", "f32", 4, 0],
+      ["tri", "f16", 4, 0],
+      ["tri", "bf16", 4, 0],
+      ["plain", "f32", 4, 0],
+    ]);
+    expect(r.ok).toBe(true);
+    expect(formatTable(r)).toMatch(/tri\s+bf16\s+ok\s+4\s+0\s+0/);
+  });
+
+  it("reports a wrong f16 bit with 16-bit patterns, and a Float32Array answer to an f16 request", async () => {
+    const flip = await runConformance({ vectors: set, backends: [threeFormats("t", { format: "f16", how: "flip" })] });
+    const row = flip.backends.find((b) => b.format === "f16")!;
+    // v1-basic element 0 is -3.5: f16 0xc300; flipped bit 0: 0xc301
+    expect(row.cases[0]!.failure).toMatchObject({ kind: "mismatch", index: 0, expectedBits: 0xc300, actualBits: 0xc301 });
+    expect(row.cases[0]!.failure!.message).toContain("expected 0xc300 (-3.5), got 0xc301");
+    expect(flip.backends.filter((b) => b.format !== "f16").every((b) => b.failed === 0)).toBe(true);
+    expect(toJUnit(flip)).toContain('<testsuite name="t f16" tests="4" failures="1"');
+
+    const wrongType = await runConformance({ vectors: set, backends: [threeFormats("t", { format: "bf16", how: "f32-array" })] });
+    expect(wrongType.backends.find((b) => b.format === "bf16")!.cases[0]!.failure).toMatchObject({ kind: "bad-result" });
+  });
+
+  it("--format narrows the formats; reject vectors must be refused in every format", async () => {
+    const r = await runConformance({ vectors: set, backends: [threeFormats("t")], formats: ["bf16"] });
+    expect(r.backends.map((b) => b.format)).toEqual(["bf16"]);
+    expect(r.backends[0]!.cases.find((c) => c.vector === "v2-bad-version")!.status).toBe("passed");
+    const none = await runConformance({ vectors: set, backends: [mockBackend("plain", built)], formats: ["f16"] });
+    expect(none.ok).toBe(false);
+    expect(none.problems).toEqual(["no decoder in the run writes any of the requested formats"]);
+  });
+
+  it("skips half formats of a hash-only vector, with the reason", async () => {
+    const { standardEntries } = await import("./fixtures.js");
+    const entries = standardEntries().slice(0, 1);
+    (entries[0]!.expect as { keepOutput?: boolean }).keepOutput = false;
+    const b = await buildVectorSet(entries);
+    const inner = threeFormats("t");
+    const s = await loadVectorSet(b.dir);
+    const answers = mockBackend("m", b);
+    const d: Decoder = { ...inner, decode: async (bytes, req) => ((req.format ?? "f32") === "f32" ? answers.decode(bytes, req) : inner.decode(bytes, req)) };
+    const r = await runConformance({ vectors: s, backends: [d] });
+    expect(r.backends.map((x) => [x.format, x.passed, x.skipped])).toEqual([
+      ["f32", 1, 0],
+      ["f16", 0, 1],
+      ["bf16", 0, 1],
+    ]);
+    expect(r.backends[1]!.cases[0]!.reason).toMatch(/hash-only vector/);
   });
 });

@@ -193,6 +193,12 @@ decode("v1-bias-edges", v1([4, 512], [0x0001, 0x03ff, 0x0400, 0x7bff, 0x8000, 0x
 decode("v1-bias-low-bits", v1([64, 64], [allSymbols(0x2000, 0x3c0f)]), ["22.4", "22.5", "D2"], "v1 keeps the bias's low 4 bits (0x3c0f = 1.0146484375) even in T158 mode: the mask is v2-only.");
 decode("v1-signed-zeros", v1([2, 256], [allNibbles(0x8000, 0x8000), allNibbles(0x0000, 0x8000), allNibbles(0x8000, 0x0000), allNibbles(ONE, 0xbc00)]), ["22.4", "D2"], "Signed zeros: (-0)*code + -0 is -0 for code >= 0, (+0)*(negative) + -0 is -0, (+0) + (-0) is +0, and 1*1 + -1 is +0.");
 decode("v1-rounding-ties", v1([4, 256], [allNibbles(ONE, 0x0001), allNibbles(ONE, 0x0003), allNibbles(0x3c01, 0x0001), allNibbles(0x7bff, 0x0001)]), ["22.4", "D2"], "One float32 rounding to nearest even: 1 + 2^-24 rounds down, 1 + 3*2^-24 rounds up, and a tiny bias vanishes beside 65504*code.");
+decode(
+  "v1-half-format-rounding",
+  v1([4, 512], [allNibbles(0x1000, 0x3c00), allNibbles(0x1000, 0xbc00), allNibbles(0x1c00, 0x3c00), allNibbles(0x1c00, 0xbc00), allNibbles(0x0001, 0x0000), allNibbles(0x03ff, 0x8000), allNibbles(0x7bff, 0x0000), allNibbles(0x4c00, 0x7bff)]),
+  ["22.4", "D2", "P10"],
+  "Exact float32 outputs placed for the f16/bf16 output formats (P10, RNE of the float32): f16 ties both ways (1 + k*2^-11, -1 - k*2^-11, 65504 + 16k, 1023k*2^-24), f16 subnormals (k*2^-24), f16 overflow to +-Inf (65520, 65504*2, 65504*-8), bf16 ties both ways (+-(1 + k*2^-8)).",
+);
 decode("v1-negative-scale", v1([64, 64], [allNibbles(0xc000, 0x3800)]), ["22.4", "D3"], "A negative scale (-2) is accepted and decoded as S * code + Bias; validate --strict warns.", { strictWarnings: ["negative-scale"] });
 decode("v1-shape-128x1", v1([128, 1], [fp4(71, ONE, 0), t158(72, 0x4400, 0xb800)]), ["22.2", "D1"], "Shape 128x1: tiles_x = 1, blocks stack vertically and only column 0 is output.");
 {

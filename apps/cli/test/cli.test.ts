@@ -80,7 +80,7 @@ describe("sgfp4 decode", () => {
   it("exits 2 on usage errors", () => {
     expect(sgfp4(["decode", "x.fp4", "--shape", "5by9", "-o", "y.f32"])).toMatchObject({ status: 2, stderr: expect.stringMatching(/--shape must be OxI/) });
     expect(sgfp4(["decode", "x.fp4", "-o", "y.f32"])).toMatchObject({ status: 2, stderr: expect.stringMatching(/required option '--shape/) });
-    expect(sgfp4(["decode", "x.fp4", "--shape", "1x1", "--backend", "gpu", "-o", "y.f32"]).stderr).toMatch(/unknown backend "gpu"/);
+    expect(sgfp4(["decode", "x.fp4", "--shape", "1x1", "--backend", "gpu", "-o", "y.f32"]).stderr).toMatch(/unknown decoder "gpu"/);
     expect(sgfp4(["frobnicate"]).status).toBe(2);
   });
 
@@ -183,9 +183,13 @@ describe("sgfp4 conformance", () => {
     const { dir: vdir, answers } = await vectorFolder();
     const mod = await mockModule(vdir, answers, { name: "off", unavailable: "no device" });
     const r = sgfp4(["conformance", "--vectors", vdir, "--backend", mod]);
-    expect(r.status).toBe(0);
-    expect(r.stdout).toMatch(/off\s+unavailable\s+0\s+0\s+3\s+no device/);
-    expect(r.stdout.trimEnd().split("\n").at(-1)).toBe("0 passed, 0 failed, 3 skipped");
+    // nothing ran, so nothing was checked: that fails
+    expect(r.status).toBe(1);
+    expect(r.stdout).toMatch(/off\s+f32\s+unavailable\s+0\s+0\s+3\s+no device/);
+    expect(r.stdout.trimEnd().split("\n").at(-1)).toBe("0 passed, 0 failed, 3 skipped; FAIL: no case ran: every case was skipped (see the reasons above)");
+    expect(r.stderr).toMatch(/^conformance: no case ran/);
+    const good = await mockModule(vdir, answers, { name: "good" });
+    expect(sgfp4(["conformance", "--vectors", vdir, "--backend", `${good},${mod}`]).status).toBe(0);
     const req = sgfp4(["conformance", "--vectors", vdir, "--backend", mod, "--require", "off"]);
     expect(req.status).toBe(1);
     expect(req.stdout.trimEnd().split("\n").at(-1)).toBe("0 passed, 3 failed, 0 skipped");
@@ -206,6 +210,42 @@ describe("sgfp4 conformance", () => {
     expect(r.stdout).toMatch(/^SGFP4 conformance: 2 vectors/);
     expect(r.stdout.trimEnd().split("\n").at(-1)).toBe("2 passed, 0 failed, 0 skipped");
     expect(sgfp4(["conformance", "--vectors", vdir, "--backend", mod, "--filter", "nothing"]).status).toBe(2);
+  });
+
+  it("--json prints the verdict, a row per decoder and format, and the failures", async () => {
+    const { dir: vdir, answers } = await vectorFolder();
+    const mod = await mockModule(vdir, answers, { name: "flip", flip: true });
+    const r = sgfp4(["conformance", "--vectors", vdir, "--backend", mod, "--json"]);
+    expect(r.status).toBe(1);
+    const doc = JSON.parse(r.stdout);
+    expect(doc).toMatchObject({ format: "sgfp4-conformance-summary", ok: false, exitCode: 1, vectors: { count: 3 }, totals: { passed: 1, failed: 2, skipped: 0 }, problems: [] });
+    expect(doc.rows).toHaveLength(1);
+    expect(doc.rows[0]).toMatchObject({ backend: "flip", format: "f32", status: "fail", failed: 2 });
+    expect(doc.rows[0].failures[0]).toMatchObject({ vector: "v1-small", kind: "mismatch" });
+  });
+
+  it("fails a vector set with no vectors (--require never passes on nothing)", async () => {
+    const { dir: vdir, answers } = await vectorFolder();
+    const mod = await mockModule(vdir, answers, { name: "mock" });
+    await writeFile(path.join(vdir, "index.json"), JSON.stringify({ format: "sgfp4-golden-vectors", version: 1, vectors: [] }));
+    const r = sgfp4(["conformance", "--vectors", vdir, "--backend", mod, "--require", "mock"]);
+    expect(r).toMatchObject({ status: 1, stderr: expect.stringMatching(/"vectors" is empty/) });
+  });
+
+  it("runs the published golden vectors by default, outside the repository", async () => {
+    const outside = await tempDir();
+    const r = sgfp4(["conformance", "--backend", "cpu", "--filter", "v1-half-format-rounding", "--json"], outside);
+    expect(r.stderr).toBe("");
+    const doc = JSON.parse(r.stdout);
+    expect(doc.vectors.package).toMatch(/^@sgfp4\/golden-vectors@\d+\.\d+\.\d+/);
+    expect(doc.vectors.dir).toMatch(/golden-vectors[\\/]vectors$/);
+    expect(doc.totals.passed).toBeGreaterThanOrEqual(1);
+    expect(r.status).toBe(0);
+  });
+
+  it("documents its exit codes in --help", () => {
+    const r = sgfp4(["conformance", "--help"]);
+    expect(r.stdout).toMatch(/Exit status:\n\s+0\s+every case that ran passed, and at least one ran\n\s+1\s+a case failed/);
   });
 
   it("reports a broken vector folder and bad options clearly", async () => {

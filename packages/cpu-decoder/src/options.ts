@@ -1,9 +1,23 @@
-import { Sgfp4Error, parse, type Container } from "@sgfp4/format";
+import { OUTPUT_FORMATS, Sgfp4Error, parse, type Container, type OutputFormat } from "@sgfp4/format";
+
+export type { DecodedArray, OutputFormat } from "@sgfp4/format";
 
 export interface DecodeOptions {
   profile: "v1" | "v2" | "auto";
   shape: readonly [number, number];
   limits?: { maxOutputBytes?: number };
+  /**
+   * "f32" (default): a Float32Array. "f16" / "bf16": a Uint16Array of half-precision bit patterns,
+   * each the round-to-nearest-even conversion of the exact f32 result (docs/decisions.md P10).
+   */
+  format?: OutputFormat;
+}
+
+/** The requested output format; INVALID_ARGUMENT for anything else. */
+export function formatOf(opts: DecodeOptions): OutputFormat {
+  const format = (typeof opts === "object" && opts !== null ? opts.format : undefined) ?? "f32";
+  if (!OUTPUT_FORMATS.includes(format)) throw new Sgfp4Error("INVALID_ARGUMENT", `format must be one of ${OUTPUT_FORMATS.join(", ")}, got ${String(format)}`);
+  return format;
 }
 
 /** parse() validates the whole stream and the limits; nothing is allocated for the output before it returns. */

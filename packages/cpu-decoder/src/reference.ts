@@ -2,7 +2,7 @@
  * The readable reference: one plain loop over the leaf table, element by element. The fast paths
  * are tested against it bit for bit.
  */
-import { halfToFloat, type Container } from "@sgfp4/format";
+import { floatBitsToHalfBits, halfToFloat, type Container } from "@sgfp4/format";
 import { parseForDecode, type DecodeOptions } from "./options.js";
 
 /** T158 2-bit symbol -> code (spec 22.6.2; 11 is reserved and decodes as 0). */
@@ -50,5 +50,19 @@ export function decodeReference(bytes: Uint8Array, opts: DecodeOptions): Float32
   const c = parseForDecode(bytes, opts);
   const out = new Float32Array(c.shape[0] * c.shape[1]);
   expandReference(c, bytes, out);
+  return out;
+}
+
+/**
+ * f32 values -> f16 or bf16 bit patterns, round to nearest even (P10): for engines without the
+ * wasm kernel, which converts in SIMD. Decoded values are finite, so bf16 needs no NaN case.
+ */
+export function toHalfBits(f32: Float32Array, format: "f16" | "bf16"): Uint16Array {
+  const bits = new Uint32Array(f32.buffer, f32.byteOffset, f32.length);
+  const out = new Uint16Array(f32.length);
+  for (let i = 0; i < bits.length; i++) {
+    const b = bits[i]!;
+    out[i] = format === "f16" ? floatBitsToHalfBits(b) : (b + 0x7fff + ((b >>> 16) & 1)) >>> 16;
+  }
   return out;
 }

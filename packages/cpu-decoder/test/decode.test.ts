@@ -48,6 +48,6 @@ describe("wasm kernel vs decodeReference (bit patterns)", () => {
     expect((await backend.available()).ok).toBe(true);
     const shape = [130, 70] as const;
     const bytes = generateValid(new Rng(5), { profile: "v1", shape }).bytes;
-    expect(firstBitDifference(await backend.decode(bytes, { profile: "v1", shape }), decodeReference(bytes, { profile: "v1", shape }))).toBe(-1);
+    expect(firstBitDifference((await backend.decode(bytes, { profile: "v1", shape })) as Float32Array, decodeReference(bytes, { profile: "v1", shape }))).toBe(-1);
   });
 });

@@ -2,7 +2,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { decode } from "../src/index.js";
 import { decodeParallel, terminateWorkers } from "../src/parallel.js";
 import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
+import { parse } from "@sgfp4/format";
 import { SHAPES } from "./helpers.js";
+import { mutate } from "../../../tools/fuzz/src/mutate.js";
 
 afterAll(() => terminateWorkers());
 
@@ -28,4 +30,70 @@ describe("decodeParallel equals decode bit for bit", () => {
     const results = await Promise.all(streams.map((b) => decodeParallel(b, { profile: "v2", shape, threads: 2 })));
     results.forEach((r, i) => expect(firstBitDifference(r, decode(streams[i]!, { profile: "v2", shape }))).toBe(-1));
   });
+});
+
+describe("decodeParallel on worker threads (outputs large enough to be split)", () => {
+  const shape = [64 * 40 - 5, 1000] as const; // 10 MiB of f32, cropped: several workers, many bands
+
+  it("v1 and v2: bits equal decode(), f32 and f16", async () => {
+    const rnd = new Rng(77);
+    for (const profile of ["v1", "v2"] as const) {
+      const bytes = generateValid(rnd, { profile, shape }).bytes;
+      const got = await decodeParallel(bytes, { profile, shape, threads: 3 });
+      expect(got.buffer).toBeInstanceOf(SharedArrayBuffer);
+      expect(firstBitDifference(got, decode(bytes, { profile, shape }))).toBe(-1);
+      const half = await decodeParallel(bytes, { profile, shape, threads: 3, format: "f16" });
+      expect(Buffer.from(half.buffer).equals(Buffer.from(decode(bytes, { profile, shape, format: "f16" }).buffer))).toBe(true);
+    }
+  }, 60_000);
+
+  it("a fault in a record of a middle band gives parse()'s code; the pool decodes the next stream correctly", async () => {
+    const rnd = new Rng(78);
+    const c = generateValid(rnd, { profile: "v2", shape, gaps: false });
+    const bad = c.bytes.slice();
+    const view = new DataView(bad.buffer);
+    const blocks = view.getUint32(5, true);
+    const middle = Math.floor(blocks / 2);
+    view.setUint32(16 + 4 * middle, view.getUint32(16 + 4 * (middle - 1), true), true); // offset not above the previous one
+    await expect(decodeParallel(bad, { profile: "v2", shape, threads: 3 })).rejects.toMatchObject({ code: "NONMONOTONIC_OFFSET" });
+    const ok = await decodeParallel(c.bytes, { profile: "v2", shape, threads: 3 });
+    expect(firstBitDifference(ok, c.expected)).toBe(-1);
+  }, 60_000);
+});
+
+describe("decodeParallel on mutated streams large enough for several workers", () => {
+  const codeOf = async (run: () => Promise<unknown>) => {
+    try {
+      await run();
+    } catch (e) {
+      return (e as { code?: string }).code ?? `not an Sgfp4Error: ${String(e)}`;
+    }
+    return "decoded";
+  };
+
+  it("each mutation: parse()'s code, or decode()'s bits (f32 and bf16)", async () => {
+    const rnd = new Rng(79);
+    let rejected = 0;
+    for (let i = 0; i < 24; i++) {
+      const profile = i % 3 === 0 ? "v1" : "v2";
+      const c = generateValid(rnd, { profile, shape: [64 * rnd.int(20, 34) - rnd.int(0, 63), 1024 + rnd.int(0, 100)] });
+      const m = mutate(rnd, c);
+      const opts = { profile: m.profile, shape: m.shape, threads: 3 } as const;
+      let want = "decoded";
+      try {
+        parse(m.bytes, opts);
+      } catch (e) {
+        want = (e as { code: string }).code;
+      }
+      expect(await codeOf(() => decodeParallel(m.bytes, opts)), `case ${i} ${m.ops.join(",")}`).toBe(want);
+      if (want !== "decoded") {
+        rejected++;
+        continue;
+      }
+      expect(firstBitDifference(await decodeParallel(m.bytes, opts), decode(m.bytes, opts)), `case ${i}`).toBe(-1);
+      const half = await decodeParallel(m.bytes, { ...opts, format: "bf16" });
+      expect(Buffer.from(half.buffer).equals(Buffer.from(decode(m.bytes, { ...opts, format: "bf16" }).buffer)), `case ${i} bf16`).toBe(true);
+    }
+    expect(rejected).toBeGreaterThan(8);
+  }, 120_000);
 });

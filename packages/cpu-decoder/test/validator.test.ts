@@ -6,7 +6,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse, tiling, type Container } from "@sgfp4/format";
-import { BAND_MIN_OUTPUT_BYTES, bandedDecodeV1, fusedDecodeV2, validatedLeafTable } from "../src/kernel.js";
+import { BAND_MIN_OUTPUT_BYTES } from "../src/layouts.js";
+import { buildLeafTable, validateLeafTable } from "../src/validate.js";
+import { bandedDecodeV1, fusedDecodeV2 } from "./kernel-harness.js";
 import { createOutput, decode, decodeInto, decodeReference } from "../src/index.js";
 import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
 import { LAYOUT } from "@sgfp4/format";
@@ -26,12 +28,13 @@ function parseOrNull(bytes: Uint8Array, profile: Profile, shape: readonly [numbe
 function disagreement(bytes: Uint8Array, profile: Profile, shape: readonly [number, number]): string {
   const parsed = parseOrNull(bytes, profile, shape);
   const B = tiling(shape).blockCount;
-  const wasm = validatedLeafTable(bytes, profile, B);
+  const wasm = validateLeafTable(bytes, { profile, shape });
   if (!parsed) return wasm ? "wasm accepted a stream parse() rejects" : "";
   if (!wasm) return "wasm rejected a stream parse() accepts";
-  if (wasm.table.length !== parsed.leafTable.length) return `leaf count ${wasm.table.length / 4} vs ${parsed.leafCount}`;
-  for (let i = 0; i < wasm.table.length; i++) {
-    if (wasm.table[i] !== parsed.leafTable[i]) return `table word ${i}: 0x${wasm.table[i]!.toString(16)} vs 0x${parsed.leafTable[i]!.toString(16)}`;
+  const table = wasm.leafTable;
+  if (table.length !== parsed.leafTable.length || wasm.leafCount !== parsed.leafCount) return `leaf count ${wasm.leafCount} vs ${parsed.leafCount}`;
+  for (let i = 0; i < table.length; i++) {
+    if (table[i] !== parsed.leafTable[i]) return `table word ${i}: 0x${table[i]!.toString(16)} vs 0x${parsed.leafTable[i]!.toString(16)}`;
   }
   for (let b = 0; b < B; b++) if (wasm.blockFirst[b] !== parsed.blocks[b]!.firstLeaf) return `block ${b} first leaf`;
   if (wasm.blockFirst[B] !== parsed.leafCount) return "leaf count word";
@@ -57,7 +60,7 @@ describe("wasm validator vs parse()", () => {
     for (const v of vectors) {
       const bytes = new Uint8Array(readFileSync(join(vectorsDir, v.container)));
       expect(disagreement(bytes, v.profile, v.shape), v.id).toBe("");
-      const wasm = validatedLeafTable(bytes, v.profile, tiling(v.shape).blockCount);
+      const wasm = validateLeafTable(bytes, { profile: v.profile, shape: v.shape });
       expect(wasm !== null, v.id).toBe(v.expect.decode !== undefined);
       if (wasm) accepted++;
     }
@@ -320,6 +323,25 @@ describe("output bands (outputs over BAND_MIN_OUTPUT_BYTES)", () => {
       const c = generateValid(rng, { profile, shape });
       decodeInto(c.bytes, { profile, shape }, out);
       expect(firstBitDifference(c.expected, out), profile).toBe(-1);
+    }
+  }, 60_000);
+});
+
+describe("buildLeafTable (entry @sgfp4/cpu-decoder/validate)", () => {
+  it("every golden vector: parse()'s leaf table and first leaves, or parse()'s exact error code", () => {
+    for (const v of vectors) {
+      const bytes = new Uint8Array(readFileSync(join(vectorsDir, v.container)));
+      const opts = { profile: v.profile, shape: v.shape };
+      if (v.expect.reject) {
+        expect(errorCode(() => buildLeafTable(bytes, opts)), v.id).toBe(v.expect.reject);
+        continue;
+      }
+      const got = buildLeafTable(bytes, opts);
+      const parsed = parse(bytes, opts);
+      expect([...got.leafTable], v.id).toEqual([...parsed.leafTable]);
+      expect(got.leafCount).toBe(parsed.leafCount);
+      expect([...got.blockFirst], v.id).toEqual([...parsed.blocks.map((b) => b.firstLeaf), parsed.leafCount]);
+      expect([got.profile, got.tilesY, got.tilesX, [...got.shape]]).toEqual([parsed.profile, parsed.tilesY, parsed.tilesX, [...parsed.shape]]);
     }
   }, 60_000);
 });

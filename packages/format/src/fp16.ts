@@ -71,9 +71,12 @@ export function bitsToFloat32(bits: number): number {
   return f32[0]!;
 }
 
+/** FP16 exponent field; all ones is Inf or NaN (rejected in a scale or a bias). */
+export const HALF_EXPONENT_MASK = 0x7c00;
+
 /** True when the FP16 pattern is Inf or NaN. */
 export function isHalfNonFinite(h: number): boolean {
-  return (h & 0x7c00) === 0x7c00;
+  return (h & HALF_EXPONENT_MASK) === HALF_EXPONENT_MASK;
 }
 
 export const HALF_MAX = 65504;

@@ -1,4 +1,7 @@
 /** Tiling and payload-size rules shared by both profiles (spec 22.2, 22.6). */
+import { codeBits, type Mode } from "./leaf-table.js";
+
+export { MODE_FP4, MODE_T158, type Mode } from "./leaf-table.js";
 
 export type Profile = "v1" | "v2";
 /** Tensor shape (O, I): rows, columns. Supplied by the manifest or the caller, never the stream. */
@@ -6,9 +9,6 @@ export type Shape = readonly [number, number];
 
 export const MACROBLOCK = 64;
 export const V1_PAYLOAD_BYTES = 2048;
-export const MODE_FP4 = 0;
-export const MODE_T158 = 1;
-export type Mode = typeof MODE_FP4 | typeof MODE_T158;
 
 /** v2 sb_header layouts (22.8.2). */
 export const LAYOUT = {
@@ -38,7 +38,7 @@ export function tiling([rows, cols]: Shape): Tiling {
 
 /** Meaningful payload bytes of a leaf (before its padding to 16). */
 export function payloadBytes(size: number, mode: Mode): number {
-  return mode === MODE_FP4 ? (size * size) / 2 : (size * size) / 4;
+  return (size * size * codeBits(mode)) / 8;
 }
 
 export const align16 = (n: number): number => Math.ceil(n / 16) * 16;

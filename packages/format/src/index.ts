@@ -5,4 +5,6 @@ export * from "./parse.js";
 export * from "./writer.js";
 export * from "./validate.js";
 export * from "./manifest.js";
-export * from "./backend.js";
+export * from "./decoder.js";
+export * from "./leaf-table.js";
+export { LEAF_TABLE_WGSL, CONTRACT_FILES, emitContract, type ContractLanguage } from "./emit.js";

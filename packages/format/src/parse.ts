@@ -20,6 +20,26 @@ import {
   type Profile,
   type Shape,
 } from "./geometry.js";
+import {
+  LEAF_BLOCK_WORD,
+  LEAF_GEOMETRY_WORD,
+  LEAF_PARAMS_WORD,
+  LEAF_PAYLOAD_WORD,
+  LEAF_WORDS,
+  MAX_LEAF_LOG2,
+  PAYLOAD_ALIGN,
+  V1_OFFSET_FLAGS,
+  V1_T158_BYTES,
+  V2_LEAF_HEADER,
+  geometryLog2,
+  leafPayloadBytes,
+  packGeometry,
+  packParams,
+  paramsBiasBits,
+  paramsScaleBits,
+  readLeaf,
+  v2HeaderParams,
+} from "./leaf-table.js";
 
 export interface Limits {
   /** Largest decoded output in bytes (float32 elements * 4). Default 2^31 (DECISIONS.md 5). */
@@ -89,25 +109,10 @@ export interface Container {
   readonly warnings: readonly Warning[];
 }
 
-export const LEAF_WORDS = 4;
-
 export function leafAt(c: Container, i: number): Leaf {
-  const t = c.leafTable;
-  const w1 = t[i * 4 + 1]!;
-  const size = 1 << ((w1 >>> 12) & 7);
-  const mode = ((w1 >>> 15) & 1) as Mode;
-  const hdr = t[i * 4 + 2]!;
-  return {
-    block: t[i * 4]!,
-    y: w1 & 63,
-    x: (w1 >>> 6) & 63,
-    size,
-    mode,
-    scaleBits: hdr >>> 16,
-    biasBits: hdr & 0xffff,
-    payloadOffset: t[i * 4 + 3]!,
-    payloadBytes: payloadBytes(size, mode),
-  };
+  const { log2, mode, ...leaf } = readLeaf(c.leafTable, i);
+  const size = 1 << log2;
+  return { ...leaf, size, mode: mode as Mode, payloadBytes: payloadBytes(size, mode as Mode) };
 }
 
 /** Check the shape and limits, return the tiling. Throws INVALID_ARGUMENT / LIMIT_EXCEEDED. */
@@ -172,37 +177,37 @@ function parseV1(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: 
   const words = LITTLE_ENDIAN && bytes.byteOffset % 4 === 0 ? new Uint32Array(bytes.buffer, bytes.byteOffset, bytes.length >>> 2) : undefined;
   const blobBase = 8 * B;
   const blobLen = V1_PAYLOAD_BYTES * B;
-  const table = new Uint32Array(B * 4);
+  const table = new Uint32Array(B * LEAF_WORDS);
   const blocks: BlockInfo[] = new Array(B);
   const warnings: Warning[] = [];
   const slotUse = new Map<number, number>();
   for (let b = 0; b < B; b++) {
     const header = dv.getUint32(4 * b, true);
     const offWord = dv.getUint32(4 * B + 4 * b, true);
-    const flags = offWord & 0xf;
+    const flags = offWord & V1_OFFSET_FLAGS.ALL_MASK;
     const base = offWord - flags; // low 4 bits cleared, stays unsigned
     const at = { record: b, offset: 4 * B + 4 * b };
-    if (flags & 0xc) throw new Sgfp4Error("RESERVED_BITS", `v1 offset flag bits 2-3 set (flags 0x${flags.toString(16)})`, at);
+    if (flags & V1_OFFSET_FLAGS.RESERVED_MASK) throw new Sgfp4Error("RESERVED_BITS", `v1 offset flag bits 2-3 set (flags 0x${flags.toString(16)})`, at);
     if (base + V1_PAYLOAD_BYTES > blobLen) {
       throw new Sgfp4Error("OFFSET_OUT_OF_RANGE", `payload base ${base} + 2048 exceeds the ${blobLen}-byte payload blob`, at);
     }
-    const scaleBits = header >>> 16;
-    const biasBits = header & 0xffff;
+    const scaleBits = paramsScaleBits(header);
+    const biasBits = paramsBiasBits(header);
     checkParams(scaleBits, biasBits, { record: b, offset: 4 * b }, warnings);
-    const mode = (flags & 1) as Mode;
+    const mode = (flags & V1_OFFSET_FLAGS.MODE_MASK) as Mode;
     const payload = blobBase + base;
-    if (mode === MODE_T158 && !(words && upperHalfZero(words, (payload + 1024) >>> 2))) {
-      for (let o = payload + 1024; o < payload + V1_PAYLOAD_BYTES; o += 4) {
+    if (mode === MODE_T158 && !(words && upperHalfZero(words, (payload + V1_T158_BYTES) >>> 2))) {
+      for (let o = payload + V1_T158_BYTES; o < payload + V1_PAYLOAD_BYTES; o += 4) {
         if (dv.getUint32(o, true) !== 0) {
           throw new Sgfp4Error("NONZERO_PADDING", `v1 T158 payload word ${(o - payload) / 4} (of the zero upper half 256..511) is nonzero`, { record: b, offset: o });
         }
       }
     }
     slotUse.set(base, (slotUse.get(base) ?? 0) + 1);
-    table[b * 4] = b;
-    table[b * 4 + 1] = (6 << 12) | (mode << 15);
-    table[b * 4 + 2] = ((scaleBits << 16) | biasBits) >>> 0;
-    table[b * 4 + 3] = payload;
+    table[b * LEAF_WORDS + LEAF_BLOCK_WORD] = b;
+    table[b * LEAF_WORDS + LEAF_GEOMETRY_WORD] = packGeometry(0, 0, MAX_LEAF_LOG2, mode);
+    table[b * LEAF_WORDS + LEAF_PARAMS_WORD] = packParams(scaleBits, biasBits);
+    table[b * LEAF_WORDS + LEAF_PAYLOAD_WORD] = payload;
     blocks[b] = { index: b, by: Math.floor(b / tilesX), bx: b % tilesX, offset: payload, layout: -1, flags, firstLeaf: b, leafCount: 1, byteLength: V1_PAYLOAD_BYTES };
   }
   for (const [base, n] of slotUse) {
@@ -230,28 +235,27 @@ class LeafTableBuilder {
   /** end of the last record's payloads (set by the fast path) */
   lastEnd = 0;
   constructor(initialLeaves: number) {
-    this.words = new Uint32Array(Math.max(16, initialLeaves) * 4);
+    this.words = new Uint32Array(Math.max(16, initialLeaves) * LEAF_WORDS);
   }
   reserve(more: number): void {
     let size = this.words.length;
-    while ((this.count + more) * 4 > size) size *= 2;
+    while ((this.count + more) * LEAF_WORDS > size) size *= 2;
     if (size !== this.words.length) {
       const next = new Uint32Array(size);
       next.set(this.words);
       this.words = next;
     }
   }
-  push(block: number, y: number, x: number, log2: number, mode: number, header: number, payload: number): void {
-    if ((this.count + 1) * 4 > this.words.length) {
-      const next = new Uint32Array(this.words.length * 2);
-      next.set(this.words);
-      this.words = next;
-    }
-    const i = this.count++ * 4;
-    this.words[i] = block;
-    this.words[i + 1] = y | (x << 6) | (log2 << 12) | (mode << 15);
-    this.words[i + 2] = header;
-    this.words[i + 3] = payload;
+  push(block: number, geometry: number, params: number, payload: number): void {
+    this.reserve(1);
+    this.set(this.count++, block, geometry, params, payload);
+  }
+  set(leaf: number, block: number, geometry: number, params: number, payload: number): void {
+    const i = leaf * LEAF_WORDS;
+    this.words[i + LEAF_BLOCK_WORD] = block;
+    this.words[i + LEAF_GEOMETRY_WORD] = geometry;
+    this.words[i + LEAF_PARAMS_WORD] = params;
+    this.words[i + LEAF_PAYLOAD_WORD] = payload;
   }
 }
 
@@ -342,7 +346,7 @@ const UNIFORM_GEOMETRY: Readonly<Record<number, Uint32Array>> = Object.fromEntri
   Object.entries(UNIFORM_LEAF_SIZE).map(([layout, size]) => {
     const log2 = Math.log2(size);
     const g: number[] = [];
-    for (let y = 0; y < MACROBLOCK; y += size) for (let x = 0; x < MACROBLOCK; x += size) g.push(y | (x << 6) | (log2 << 12));
+    for (let y = 0; y < MACROBLOCK; y += size) for (let x = 0; x < MACROBLOCK; x += size) g.push(packGeometry(y, x, log2, MODE_FP4));
     return [layout, Uint32Array.from(g)];
   }),
 );
@@ -352,6 +356,9 @@ const UNIFORM_GEOMETRY: Readonly<Record<number, Uint32Array>> = Object.fromEntri
  * fault. Reads words, checks padding a word at a time, and gives up (returns false, having
  * pushed nothing that survives) at the first sign of a fault so that the careful byte-wise
  * loop below reports it with its exact location.
+ * The contract's masks and word indices are spelled as literals here: named constants imported
+ * from leaf-table.ts cost ~10% of v2 parse time in this loop. test/parse.test.ts ("the word-wise
+ * fast path and the byte-wise path agree") holds it to the careful loop, which uses the names.
  */
 function parseLeavesFast(words: Uint32Array, b: number, headersAt: number, n: number, geometry: Uint32Array, payloadStart: number, leaves: LeafTableBuilder): boolean {
   const first = leaves.count;
@@ -364,15 +371,15 @@ function parseLeavesFast(words: Uint32Array, b: number, headersAt: number, n: nu
     // reserved flags, Inf/NaN scale or bias, or a negative scale (a warning): the careful path
     if (h & 0xe || (h & 0x7c000000) === 0x7c000000 || (h & 0x7c00) === 0x7c00 || (h & 0x80000000 && h >>> 16 !== 0x8000)) return rollback(leaves, first);
     const mode = h & 1;
-    const g = geometry[i]!;
-    const size = 1 << (g >>> 12);
-    const used = mode === MODE_FP4 ? (size * size) >>> 1 : (size * size) >>> 2;
+    const g = geometry[i]! | (mode << 15);
+    const size = 1 << (g >>> 12 & 7);
+    const used = mode === 0 ? (size * size) >>> 1 : (size * size) >>> 2;
     const padded = (used + 15) & ~15;
     if (((p + padded) >>> 2) > lenWords) return rollback(leaves, first);
     for (let w = (p + used) >>> 2; w < (p + padded) >>> 2; w++) if (words[w] !== 0) return rollback(leaves, first);
     const k = (first + i) * 4;
     t[k] = b;
-    t[k + 1] = g | (mode << 15);
+    t[k + 1] = g;
     t[k + 2] = (h & 0xfffffff0) >>> 0;
     t[k + 3] = p;
     p += padded;
@@ -381,6 +388,8 @@ function parseLeavesFast(words: Uint32Array, b: number, headersAt: number, n: nu
   leaves.lastEnd = p;
   return true;
 }
+
+const { RESERVED_MASK: RESERVED_FLAGS, MODE_MASK: MODE_FLAG } = V2_LEAF_HEADER;
 
 function rollback(leaves: LeafTableBuilder, first: number): false {
   leaves.count = first;
@@ -394,7 +403,7 @@ function mixedGeometry(splitMap: readonly [number, number, number], b: number, s
   const hit = mixedCache.get(key);
   if (hit) return hit;
   const geo: number[] = [];
-  const used = walkSplitMap(splitMap, (y, x, l) => geo.push(y | (x << 6) | (l << 12)));
+  const used = walkSplitMap(splitMap, (y, x, l) => geo.push(packGeometry(y, x, l, MODE_FP4)));
   for (let k = used; k < 96; k++) {
     if ((splitMap[k >>> 5]! >>> (k & 31)) & 1) {
       throw new Sgfp4Error("NONZERO_PADDING", `split-map bit ${k} is set past the last bit the walk consumed (${used})`, { record: b, offset: start + 4 + (k >>> 3) });
@@ -439,30 +448,29 @@ function parseRecord(bytes: Uint8Array, dv: DataView, b: number, start: number, 
     p = leaves.lastEnd;
   } else for (let i = 0; i < n; i++) {
     const h = dv.getUint32(headersAt + 4 * i, true);
-    if (h & 0xe) throw new Sgfp4Error("RESERVED_BITS", `leaf flag bits 1-3 set (flags 0x${(h & 0xf).toString(16)})`, { record: b, leaf: i, offset: headersAt + 4 * i });
-    const mode = h & 1;
-    const g = geometry[i]!;
-    const size = 1 << (g >>> 12);
-    const used = mode === MODE_FP4 ? (size * size) >>> 1 : (size * size) >>> 2;
-    const padded = (used + 15) & ~15;
+    if (h & RESERVED_FLAGS) throw new Sgfp4Error("RESERVED_BITS", `leaf flag bits 1-3 set (flags 0x${(h & 0xf).toString(16)})`, { record: b, leaf: i, offset: headersAt + 4 * i });
+    const mode = h & MODE_FLAG;
+    const g = geometry[i]! | packGeometry(0, 0, 0, mode);
+    const used = leafPayloadBytes(geometryLog2(g), mode);
+    const padded = (used + PAYLOAD_ALIGN - 1) & -PAYLOAD_ALIGN;
     if (p + padded > len) throw new Sgfp4Error("TRUNCATED", `stream ends inside the payload of leaf ${i} (${padded} bytes from ${p})`, { record: b, leaf: i, offset: len });
     for (let o = p + used; o < p + padded; o++) {
       if (bytes[o] !== 0) throw new Sgfp4Error("NONZERO_PADDING", `nonzero byte 0x${bytes[o]!.toString(16)} in a leaf's payload padding`, { record: b, leaf: i, offset: o });
     }
-    leaves.push(b, g & 63, (g >>> 6) & 63, g >>> 12, mode, (h & 0xfffffff0) >>> 0, p);
+    leaves.push(b, g, v2HeaderParams(h), p);
     p += padded;
   }
   // Parameters last, so a record's structural faults are reported before its values (the fast
   // path has already seen that they are all plain).
   if (!fast) for (let i = 0; i < n; i++) {
     const h = words ? words[(headersAt >>> 2) + i]! : dv.getUint32(headersAt + 4 * i, true);
-    const scaleBits = h >>> 16;
-    const biasBits = h & 0xfff0;
-    if ((scaleBits & 0x7c00) === 0x7c00 || (biasBits & 0x7c00) === 0x7c00 || (scaleBits & 0x8000 && scaleBits !== 0x8000)) {
+    const params = v2HeaderParams(h);
+    const scaleBits = paramsScaleBits(params);
+    const biasBits = paramsBiasBits(params);
+    if (isHalfNonFinite(scaleBits) || isHalfNonFinite(biasBits) || (scaleBits & 0x8000 && scaleBits !== 0x8000)) {
       checkParams(scaleBits, biasBits, { record: b, leaf: i, offset: headersAt + 4 * i }, warnings);
     }
   }
   return { index: b, by, bx, offset: start, layout, ...(splitMap ? { splitMap } : {}), firstLeaf, leafCount: n, byteLength: p - start };
 }
 
-export { MODE_FP4, MODE_T158 };

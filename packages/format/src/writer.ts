@@ -6,6 +6,7 @@
  */
 import { Sgfp4Error } from "./errors.js";
 import { LAYOUT, MACROBLOCK, MODE_FP4, MODE_T158, UNIFORM_LEAF_SIZE, V1_PAYLOAD_BYTES, align16, payloadBytes, tiling, type Layout, type Mode, type Shape } from "./geometry.js";
+import { FP4_CODE_BITS, T158_CODES, T158_CODE_BITS, V1_OFFSET_FLAGS, V2_LEAF_HEADER, packParams } from "./leaf-table.js";
 
 export interface LeafSpec {
   mode: Mode;
@@ -65,13 +66,14 @@ export function packCodes(mode: Mode, codes: ArrayLike<number>, out: Uint8Array)
     for (let i = 0; i < codes.length; i++) {
       const q = codes[i]!;
       if (!(q >= -8 && q <= 7 && Number.isInteger(q))) fail(`FP4 code ${q} at ${i} is outside [-8, 7]`);
-      out[i >>> 1]! |= (q & 0xf) << ((i & 1) * 4);
+      out[i >>> 1]! |= (q & 0xf) << ((i & 1) * FP4_CODE_BITS);
     }
   } else {
     for (let i = 0; i < codes.length; i++) {
       const t = codes[i]!;
-      const sym = t === 0 ? 0 : t === 1 ? 1 : t === -1 ? 2 : fail(`T158 code ${t} at ${i} is not -1, 0 or 1`);
-      out[i >>> 2]! |= sym << ((i & 3) * 2);
+      const sym = T158_CODES.indexOf(t);
+      if (sym < 0) fail(`T158 code ${t} at ${i} is not -1, 0 or 1`);
+      out[i >>> 2]! |= sym << ((i & 3) * T158_CODE_BITS);
     }
   }
 }
@@ -108,8 +110,8 @@ export function writeV1(spec: V1Spec): Uint8Array {
     if (blk.payload && blk.payload.length === V1_PAYLOAD_BYTES) payload = blk.payload;
     else payload = leafPayload(blk, MACROBLOCK, `block ${b}`);
     const base = slots[b]! * V1_PAYLOAD_BYTES;
-    dv.setUint32(4 * b, ((blk.scaleBits << 16) | blk.biasBits) >>> 0, true);
-    dv.setUint32(4 * B + 4 * b, (base | blk.mode | (blk.errorHint ? 2 : 0)) >>> 0, true);
+    dv.setUint32(4 * b, packParams(blk.scaleBits, blk.biasBits), true);
+    dv.setUint32(4 * B + 4 * b, (base | blk.mode | (blk.errorHint ? V1_OFFSET_FLAGS.ERROR_HINT_MASK : 0)) >>> 0, true);
     out.set(payload, 8 * B + base);
   });
   return out;
@@ -175,9 +177,9 @@ export function writeV2Record(rec: V2RecordSpec, r = 0): Uint8Array {
     const where = `record ${r} leaf ${i}`;
     checkHalf(leaf.scaleBits, `${where}: scale`);
     checkHalf(leaf.biasBits, `${where}: bias`);
-    if (leaf.biasBits & 0xf) fail(`${where}: v2 bias 0x${leaf.biasBits.toString(16)} has low 4 bits set; round it to the 0xFFF0 mask first`);
+    if (leaf.biasBits & ~V2_LEAF_HEADER.BIAS_MASK) fail(`${where}: v2 bias 0x${leaf.biasBits.toString(16)} has low 4 bits set; round it to the 0xFFF0 mask first`);
     if (leaf.mode !== MODE_FP4 && leaf.mode !== MODE_T158) fail(`${where}: mode must be 0 or 1`);
-    dv.setUint32(h + 4 * i, ((leaf.scaleBits << 16) | leaf.biasBits | leaf.mode) >>> 0, true);
+    dv.setUint32(h + 4 * i, (packParams(leaf.scaleBits, leaf.biasBits) | leaf.mode) >>> 0, true);
     const size = sizes[i]!.size;
     out.set(leafPayload(leaf, size, where), p);
     p += align16(payloadBytes(size, leaf.mode));

@@ -7,7 +7,7 @@
  */
 import { fileURLToPath } from "node:url";
 import nodeGypBuild from "node-gyp-build";
-import { Sgfp4Error, isErrorCode, parse, type ConformanceBackend, type Limits, type Profile, type Shape } from "@sgfp4/format";
+import { Sgfp4Error, isErrorCode, parse, requestedFormat, type Decoder, type Limits, type Profile, type Shape } from "@sgfp4/format";
 
 export interface DecodeOptions {
   profile: Profile | "auto";
@@ -243,13 +243,21 @@ export function benchmark(bytes: Uint8Array, opts: BenchmarkOptions): BenchmarkR
   return { device: info(opts).name, ...r, decodeMedianNs, copyMedianNs, decodeGBps, copyGBps, ratioToCopy: decodeGBps / copyGBps };
 }
 
-export type { Availability, ConformanceBackend } from "@sgfp4/format";
+export type { Availability, ConformanceBackend, Decoder } from "@sgfp4/format";
 
-/** The conformance backend "vulkan". available() says why not: addon not built, no loader, no device. */
-export function createConformanceBackend(opts: { device?: string } = {}): ConformanceBackend {
+/** The decoder "vulkan". available() says why not: addon not built, no loader, no device. */
+export function createDecoder(opts: { device?: string } = {}): Decoder {
+  const formats = ["f32"] as const;
   return {
     name: "vulkan",
+    formats,
     available: async () => availability(opts),
-    decode: (bytes, o) => decodeAsync(bytes, { profile: o.profile, shape: o.shape, ...opts }),
+    decode: async (bytes, o) => {
+      requestedFormat(o, formats, "vulkan");
+      return decodeAsync(bytes, { profile: o.profile, shape: o.shape, ...opts });
+    },
   };
 }
+
+/** @deprecated use createDecoder; kept for one release. */
+export const createConformanceBackend = createDecoder;

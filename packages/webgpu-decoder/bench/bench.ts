@@ -5,15 +5,15 @@
  * `iters` repetitions (wall time over onSubmittedWorkDone is reported too).
  *
  *   node bench/dist/bench.mjs [--sizes 16,64,256,1024,2048] [--label NAME] [--json out.json]
- *     [--kernels cells,marking] [--profiles v1,v2] [--verify-mib 16] [--mix default|U64|U32|U16|U8|MIXED|F4] [--t158 PERCENT]
- * --kernels measures each kernel of WebGpuDecoderOptions.kernel on the same container, side by side;
- * --verify-mib first decodes v1 and v2 containers of that size with every kernel, reads them back
+ *     [--profiles v1,v2] [--format f32|f16|bf16] [--verify-mib 16] [--mix default|U64|U32|U16|U8|MIXED|F4] [--t158 PERCENT]
+ * --verify-mib first decodes v1 and v2 containers of that size, reads them back
  * and checks them bit for bit against the plain JavaScript reference decode of the tests.
  * WEBGPU_MODULE=/abs/path/to/webgpu/index.js overrides where the `webgpu` package is loaded from.
  */
 import { LAYOUT, UNIFORM_LEAF_SIZE, parse, payloadBytes, writeV1, type Shape } from "@sgfp4/format";
 import { firstBitDifference, referenceDecode } from "../test/reference.js";
-import { WebGpuDecoder, type KernelOption } from "../src/decoder.js";
+import { WebGpuDecoder } from "../src/decoder.js";
+import type { OutputFormat } from "@sgfp4/format";
 import { COPY_SHADER } from "../src/shader.js";
 
 const args = process.argv.slice(2);
@@ -27,7 +27,7 @@ const jsonOut = arg("json", "");
 const COLS = 8192;
 const maxIters = Number(arg("max-iters", "200"));
 const chunkMiB = Number(arg("chunk-mib", "0"));
-const kernels = arg("kernels", "auto").split(",") as KernelOption[];
+const format = arg("format", "f32") as OutputFormat;
 const profiles = arg("profiles", "v1,v2").split(",") as ("v1" | "v2")[];
 const verifyMiB = Number(arg("verify-mib", "0"));
 /** v2 layout mixes, weights in percent: "default" the realistic one, the others one layout each. */
@@ -173,7 +173,7 @@ async function main() {
   device.addEventListener("uncapturederror", (e) => console.error("uncaptured:", (e as GPUUncapturedErrorEvent).error.message));
   const info = adapter.info;
   console.log(`adapter: ${info.vendor} ${info.architecture} ${info.device} ${info.description} | maxStorageBufferBindingSize ${device.limits.maxStorageBufferBindingSize} maxBufferSize ${device.limits.maxBufferSize} | timestamps ${hasTs}`);
-  const decoders = new Map(kernels.map((kernel) => [kernel, new WebGpuDecoder(device, { kernel, ...(chunkMiB ? { maxChunkBytes: chunkMiB * 2 ** 20 } : {}) })]));
+  const decoder = new WebGpuDecoder(device, chunkMiB ? { maxChunkBytes: chunkMiB * 2 ** 20 } : {});
 
   // bit-exactness on this device: every kernel against the reference decode
   if (verifyMiB) {
@@ -181,11 +181,9 @@ async function main() {
     for (const profile of profiles) {
       const bytes = profile === "v1" ? v1Container(shape, 4242) : v2Container(shape, 4343);
       const expected = referenceDecode(bytes, parse(bytes, { profile, shape }));
-      for (const [kernel, d] of decoders) {
-        const at = firstBitDifference(await d.decode(bytes, { profile, shape }), expected);
-        console.log(`verify ${profile} ${verifyMiB} MiB kernel ${kernel}: ${at < 0 ? "bit-identical to the reference" : `MISMATCH at element ${at}`}`);
-        if (at >= 0) process.exitCode = 2;
-      }
+      const at = firstBitDifference(await decoder.decode(bytes, { profile, shape }), expected);
+      console.log(`verify ${profile} ${verifyMiB} MiB: ${at < 0 ? "bit-identical to the reference" : `MISMATCH at element ${at}`}`);
+      if (at >= 0) process.exitCode = 2;
     }
   }
   const copyModule = device.createShaderModule({ code: COPY_SHADER });
@@ -226,8 +224,9 @@ async function main() {
   const results: Record<string, unknown>[] = [];
   const maxBind = device.limits.maxStorageBufferBindingSize;
   for (const mib of sizesMiB) {
-    const outBytes = mib * 1024 * 1024;
-    const shape: Shape = [outBytes / 4 / COLS, COLS];
+    // --sizes counts f32 output; f16/bf16 outputs of the same shape are half that, and so is their copy
+    const shape: Shape = [(mib * 1024 * 1024) / 4 / COLS, COLS];
+    const outBytes = shape[0] * COLS * (format === "f32" ? 4 : 2);
     const iters = Math.max(3, Math.min(maxIters, Math.ceil((4 * 1024 ** 3) / outBytes)));
     // copy yardstick: src and dst of the output's size, bound in windows if over one binding
     const src = device.createBuffer({ size: outBytes, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
@@ -258,16 +257,16 @@ async function main() {
       const t0 = performance.now();
       const bytes = profile === "v1" ? v1Container(shape, 12345 + mib) : v2Container(shape, 777 + mib);
       const t1 = performance.now();
-      for (const [kernel, decoder] of decoders) {
+      {
       const t2 = performance.now();
-      const prepared = decoder.prepare(bytes, { profile, shape });
+      const prepared = decoder.prepare(bytes, { profile, shape, format });
       await device.queue.onSubmittedWorkDone();
       const t3 = performance.now();
       const dec = await time(iters, (pass) => decoder.encode(pass, prepared, out));
-      const moved = bytes.length + outBytes;
+      const moved = bytes.length + prepared.outputBytes;
       const decBw = moved / (hasTs ? dec.gpu : dec.wall);
       const row = {
-        label, mix: profile === "v2" ? `${mixName}${t158Percent === "" ? "" : `/t${t158Percent}`}` : "-", kernel, variant: prepared.variant, profile, outputMiB: mib, shape: `${shape[0]}x${shape[1]}`, containerMiB: +(bytes.length / 2 ** 20).toFixed(1), leaves: prepared.container.leafCount, chunks: prepared.chunks.length, iters,
+        label, mix: profile === "v2" ? `${mixName}${t158Percent === "" ? "" : `/t${t158Percent}`}` : "-", format, variant: prepared.variant, profile, outputMiB: mib, shape: `${shape[0]}x${shape[1]}`, containerMiB: +(bytes.length / 2 ** 20).toFixed(1), leaves: prepared.job.leafTable.length / 4, windows: prepared.job.windows.length, iters,
         decodeGpuMs: +(dec.gpu * 1e3).toFixed(4), decodeWallMs: +(dec.wall * 1e3).toFixed(4), copyGpuMs: +(copy.gpu * 1e3).toFixed(4), copyWallMs: +(copy.wall * 1e3).toFixed(4),
         decodeGBs: +(decBw / 1e9).toFixed(1), copyGBs: +(copyBw / 1e9).toFixed(1), ratio: +(decBw / copyBw).toFixed(3),
         hostBuildMs: Math.round(t1 - t0), hostPrepareMs: Math.round(t3 - t2),
@@ -280,8 +279,8 @@ async function main() {
     out.destroy();
   }
   console.log(`\n${label}: decode vs WGSL copy (${hasTs ? "GPU timestamps" : "wall time"})`);
-  console.log("kernel   profile  mix     outMiB  contMiB  decode GB/s  copy GB/s  ratio  decode ms");
-  for (const r of results) console.log(`${String(r.kernel).padEnd(8)} ${String(r.profile).padEnd(8)} ${String(r.mix).padEnd(7)} ${String(r.outputMiB).padStart(6)} ${String(r.containerMiB).padStart(8)} ${String(r.decodeGBs).padStart(12)} ${String(r.copyGBs).padStart(10)} ${String(r.ratio).padStart(6)} ${String(r.decodeGpuMs ?? r.decodeWallMs).padStart(10)}`);
+  console.log("format   profile  mix     outMiB  contMiB  decode GB/s  copy GB/s  ratio  decode ms");
+  for (const r of results) console.log(`${String(r.format).padEnd(8)} ${String(r.profile).padEnd(8)} ${String(r.mix).padEnd(7)} ${String(r.outputMiB).padStart(6)} ${String(r.containerMiB).padStart(8)} ${String(r.decodeGBs).padStart(12)} ${String(r.copyGBs).padStart(10)} ${String(r.ratio).padStart(6)} ${String(r.decodeGpuMs ?? r.decodeWallMs).padStart(10)}`);
   if (jsonOut) (await import("node:fs")).writeFileSync(jsonOut, JSON.stringify({ adapter: info, results }, null, 1));
   device.destroy();
 }

@@ -1,11 +1,12 @@
-/** The conformance backend `webgpu` (docs/ARCHITECTURE.md). */
-import type { ConformanceBackend, Shape } from "@sgfp4/format";
-
-export type { ConformanceBackend };
+/** The decoder `webgpu` (the Decoder interface of @sgfp4/format, docs/ARCHITECTURE.md). */
+import { OUTPUT_FORMATS, Sgfp4Error, requestedFormat, type Decoder } from "@sgfp4/format";
 import { WebGpuDecoder, type WebGpuDecoderOptions } from "./decoder.js";
 import { requestDevice } from "./gpu.js";
 
-export function createConformanceBackend(options: WebGpuDecoderOptions = {}): ConformanceBackend {
+export type { ConformanceBackend, Decoder } from "@sgfp4/format";
+
+export function createDecoder(options: WebGpuDecoderOptions = {}): Decoder {
+  const formats = OUTPUT_FORMATS; // the kernel writes f32, f16 and bf16
   let state: Promise<{ decoder: WebGpuDecoder; detail: string } | { error: string }> | undefined;
   const open = () =>
     (state ??= requestDevice().then((r) => {
@@ -16,22 +17,27 @@ export function createConformanceBackend(options: WebGpuDecoderOptions = {}): Co
     }));
   return {
     name: "webgpu",
+    formats,
     async available() {
       const s = await open();
       return "error" in s ? { ok: false, reason: s.error } : { ok: true, detail: s.detail };
     },
-    async decode(bytes, opts) {
+    async decode(bytes, req) {
+      const format = requestedFormat(req, formats, "webgpu");
       const s = await open();
-      if ("error" in s) {
-        const { Sgfp4Error } = await import("@sgfp4/format");
-        throw new Sgfp4Error("BACKEND_FAILURE", s.error);
-      }
-      return s.decoder.decode(bytes, { profile: opts.profile, shape: opts.shape as Shape });
+      if ("error" in s) throw new Sgfp4Error("BACKEND_FAILURE", s.error);
+      return s.decoder.decode(bytes, { profile: req.profile, shape: req.shape, format });
     },
     async close() {
       const s = state && (await state);
       state = undefined;
-      if (s && !("error" in s)) s.decoder.device.destroy();
+      if (s && !("error" in s)) {
+        s.decoder.destroy();
+        s.decoder.device.destroy();
+      }
     },
   };
 }
+
+/** @deprecated use createDecoder; kept for one release. */
+export const createConformanceBackend = createDecoder;

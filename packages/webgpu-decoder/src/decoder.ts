@@ -1,23 +1,47 @@
 /**
- * Host side of the WebGPU decoder: validates with @sgfp4/format (nothing reaches the GPU before
- * `parse` accepted the stream), uploads the container and the leaf table once, and records the
- * dispatches. Outputs larger than one storage binding are decoded in windows of the output; every
- * window runs the same kernel on the same leaves, so the bits are those of a single pass.
+ * Host side of the WebGPU decoder. A call validates each stream once on the host (nothing reaches
+ * the GPU before the validator accepted it), plans its windows (job.ts), writes every input of the
+ * call (parameters, containers, leaf tables) into one mapped staging buffer, and submits one
+ * command buffer: the copy to the device, the prep kernels that build the lookup tables from the
+ * leaf table, and the decode. Device buffers and staging are pooled per decoder (pool.ts).
  */
-import { Sgfp4Error, parse, type Container, type Limits, type Profile, type Shape } from "@sgfp4/format";
-import { PARAM_WORDS, WORKGROUP_SIZE, decodeShader, type KernelVariant } from "./shader.js";
+import { Sgfp4Error, type Limits, type Profile, type Shape } from "@sgfp4/format";
+import { OUTPUT_FORMATS, type DecodedArray, type OutputFormat } from "@sgfp4/format";
+import { parseValidator, planJob, writeJob, type Job, type JobLimits, type StreamValidator } from "./job.js";
+import { PIECE_ALIGN } from "./job.js";
+import { align } from "./plan.js";
+import { BufferPool, Serial } from "./pool.js";
+import { Kernels } from "./kernels.js";
 
 export interface DecodeOptions {
   profile: Profile | "auto";
   shape: Shape;
   limits?: Limits;
+  /** output element format (default "f32"); f16/bf16 are bit patterns, two per 32-bit word on the GPU */
+  format?: OutputFormat;
+}
+
+/** One tensor of a batch (`decodeMany`). */
+export interface TensorInput extends DecodeOptions {
+  name: string;
+  bytes: Uint8Array;
+}
+
+/** Where `decodeMany` put a tensor: `byteLength` bytes at `offset` of `buffer`. */
+export interface DecodedTensor {
+  name: string;
+  shape: Shape;
+  format: OutputFormat;
+  buffer: GPUBuffer;
+  offset: number;
+  byteLength: number;
 }
 
 export interface WebGpuDecoderOptions {
   /**
    * Largest output window one dispatch writes, in bytes (rounded down to a multiple of 256,
    * at least 256). Default: the device's maxStorageBufferBindingSize. Tests set it tiny to
-   * exercise the chunked path.
+   * exercise the windowed path.
    */
   maxChunkBytes?: number;
   /**
@@ -26,82 +50,74 @@ export interface WebGpuDecoderOptions {
    * payloads. Tests set it tiny to exercise that path.
    */
   maxInputBytes?: number;
+  /** Host validation returning the leaf table (default: @sgfp4/format's `parse`). */
+  validator?: StreamValidator;
   /**
-   * How the kernel finds each 4x4 cell's leaf and extracts its codes. "cells": a host-built table
-   * of one byte per cell, no workgroup memory or barrier (and no table at all when every
-   * macroblock is one leaf). "marking": the first kernel, quadtree node marking in workgroup
-   * memory; kept for the benchmark. "cells-unified": "cells" with T158 and FP4 codes extracted
-   * on one branch-free path (no warp divergence where leaves of both modes meet). "-pairs": each
-   * thread expands two vertically adjacent cells, looking their leaf up once when it is the same.
-   * "auto" (default): "cells-unified-pairs" where macroblocks hold several leaves, "cells-pairs"
-   * where every macroblock is one leaf (H200, 256 MiB: v2 0.78 -> 0.83 of the copy, v1 0.86 ->
-   * 0.87; BENCHMARKS.md run 5). Same bits in every case.
+   * How inputs reach the device: "staging" (default), a pooled MAP_WRITE buffer kept mapped
+   * between calls and copied on the GPU; or "mapped", a new input buffer per call written through
+   * mappedAtCreation (no GPU copy, an allocation per call). Both measured in the load benchmark.
    */
-  kernel?: KernelOption;
+  upload?: "staging" | "mapped";
+  /** Inputs (containers, leaf tables) per submission of a batch, bytes (default 64 MiB); a larger tensor goes alone. */
+  submitBytes?: number;
 }
 
 // The numeric usage flags are fixed by the WebGPU spec; using them directly avoids needing the
 // GPUBufferUsage global (absent in Node until `webgpu`'s globals are installed).
-const USAGE = { MAP_READ: 0x1, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80 } as const;
+export const USAGE = { MAP_READ: 0x1, MAP_WRITE: 0x2, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80 } as const;
 /** Usage the caller's output buffer needs (GPUBufferUsage.STORAGE). */
 export const OUTPUT_USAGE = USAGE.STORAGE;
+const INPUT_USAGE = USAGE.STORAGE | USAGE.UNIFORM;
 
-interface Chunk {
-  outBase: number; // first output element of the window
-  outCount: number;
-  blockRowStart: number;
-  blockRowCount: number;
-  blockColStart: number;
-  blockColCount: number;
-  /** inputs of this chunk (shared buffers, or the chunk's own compacted copies) */
-  payload: GPUBuffer;
-  leaves: GPUBuffer;
-  leafBindOffset: number;
-  leafBindSize: number;
-  leafBase: number;
-  payloadWordBase: number;
-  /** first macroblock of this window's slice of the cell table ("cells" kernel) */
-  cellBlockBase: number;
-  cellBindOffset: number;
-  cellBindSize: number;
-}
-
-/** A validated container uploaded to the device, ready to be decoded any number of times. */
+/** A validated container uploaded to the device with its lookup tables, ready to be decoded any number of times. */
 export class PreparedContainer {
   /** @internal */
   constructor(
-    readonly container: Container,
-    /** output size in bytes (rows * cols * 4) */
-    readonly outputBytes: number,
-    /** @internal */ readonly chunks: readonly Chunk[],
-    /** @internal */ readonly params: GPUBuffer,
-    /** @internal */ readonly firstLeaf: GPUBuffer,
+    /** @internal */ readonly job: Job,
+    /** @internal */ readonly tables: Tables,
     /** @internal */ readonly owned: readonly GPUBuffer[],
-    /** bytes uploaded: container (or its payloads) + leaf table + first-leaf table */
-    readonly uploadedBytes: number,
-    /** which kernel decodes it */
-    readonly variant: KernelVariant = "marking",
-    /** @internal one byte per 4x4 cell, the cell's leaf index within its macroblock */
-    readonly cells?: GPUBuffer,
   ) {}
   get shape(): Shape {
-    return this.container.shape;
+    return this.job.shape;
+  }
+  get format(): OutputFormat {
+    return this.job.format;
+  }
+  /** output size in bytes */
+  get outputBytes(): number {
+    return this.job.outputBytes;
+  }
+  /** which kernel decodes it: "single" (one leaf per macroblock, no tables) or "cells" */
+  get variant(): Job["variant"] {
+    return this.job.variant;
+  }
+  /** bytes uploaded: parameters, container (or its per-window copies), leaf table */
+  get uploadedBytes(): number {
+    return this.job.regionBytes;
   }
   destroy(): void {
     for (const b of this.owned) b.destroy();
   }
 }
 
-const align = (n: number, a: number) => Math.ceil(n / a) * a;
-
-export type KernelOption = "auto" | "cells" | "cells-unified" | "cells-pairs" | "cells-unified-pairs" | "marking";
+/** Device buffers a job's dispatches bind: its uploaded inputs and the prep kernels' tables. */
+export interface Tables {
+  inputs: GPUBuffer;
+  inputsBase: number;
+  firstLeaf?: GPUBuffer;
+  cells?: GPUBuffer;
+}
 
 export class WebGpuDecoder {
   readonly device: GPUDevice;
   private readonly maxChunkBytes: number;
   private readonly maxInputBytes: number;
-  private readonly kernel: KernelOption;
-  private readonly pipelines = new Map<string, GPUComputePipeline>();
+  private readonly validate: StreamValidator;
+  private readonly upload: "staging" | "mapped";
+  private readonly submitBytes: number;
+  private readonly kernels: Kernels;
+  private readonly pool: BufferPool;
+  private readonly serial = new Serial();
   private lostInfo: { reason: string; message: string } | undefined;
 
   constructor(device: GPUDevice, options: WebGpuDecoderOptions = {}) {
@@ -115,144 +131,48 @@ export class WebGpuDecoder {
     const asked = options.maxChunkBytes === undefined ? deviceMax : Math.max(256, Math.floor(options.maxChunkBytes / 256) * 256);
     this.maxChunkBytes = Math.min(asked, deviceMax);
     this.maxInputBytes = options.maxInputBytes ?? Number.POSITIVE_INFINITY;
-    this.kernel = options.kernel ?? "auto";
+    this.validate = options.validator ?? parseValidator;
+    this.upload = options.upload ?? "staging";
+    this.submitBytes = options.submitBytes ?? 64 * 1024 * 1024;
+    this.kernels = new Kernels(device);
+    this.pool = new BufferPool(device);
   }
 
-  /** Pipelines are built once per decoder and output kind, then reused. */
-  private pipeline(vec4Output: boolean, variant: KernelVariant): GPUComputePipeline {
-    const unified = this.kernel === "cells-unified" || this.kernel === "cells-unified-pairs" || (this.kernel === "auto" && variant === "cells");
-    const pairs = variant !== "marking" && (this.kernel === "auto" || this.kernel === "cells-pairs" || this.kernel === "cells-unified-pairs");
-    const key = `${vec4Output ? "vec4" : "scalar"}-${variant}${unified ? "-unified" : ""}${pairs ? "-pairs" : ""}`;
-    let p = this.pipelines.get(key);
-    if (!p) {
-      const module = this.device.createShaderModule({ code: decodeShader(vec4Output, variant, unified, pairs), label: "sgfp4-decode" });
-      p = this.device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" }, label: `sgfp4-decode-${key}` });
-      this.pipelines.set(key, p);
-    }
-    return p;
+  private get limits(): JobLimits {
+    const l = this.device.limits;
+    return {
+      maxChunkBytes: this.maxChunkBytes,
+      maxBinding: Math.min(Math.floor(l.maxStorageBufferBindingSize / 256) * 256, l.maxBufferSize),
+      maxInputBytes: this.maxInputBytes,
+      maxWorkgroupsPerDimension: l.maxComputeWorkgroupsPerDimension,
+    };
   }
 
-  /** Parse (every rejection of DECISIONS.md section 3 happens here), then upload. */
+  /** Validate and plan (every rejection happens here, before any device call). */
+  private plan(name: string, bytes: Uint8Array, opts: DecodeOptions): Job {
+    const format = opts.format ?? "f32";
+    if (!OUTPUT_FORMATS.includes(format)) throw new Sgfp4Error("INVALID_ARGUMENT", `output format ${String(format)} is not one of ${OUTPUT_FORMATS.join(", ")}`);
+    const stream = this.validate(bytes, { profile: opts.profile, shape: opts.shape, limits: opts.limits });
+    return planJob(name, bytes, stream, format, this.limits);
+  }
+
+  /** Validate and upload once; the lookup tables are built at once on the GPU (submitted, not awaited). */
   prepare(bytes: Uint8Array, opts: DecodeOptions): PreparedContainer {
-    const container = parse(bytes, { profile: opts.profile, shape: opts.shape, limits: opts.limits });
-    return this.upload(bytes, container);
-  }
-
-  private upload(bytes: Uint8Array, c: Container): PreparedContainer {
-    const device = this.device;
-    const [rows, cols] = c.shape;
-    const inputMax = Math.min(Math.floor(device.limits.maxStorageBufferBindingSize / 256) * 256, device.limits.maxBufferSize);
-    const owned: GPUBuffer[] = [];
-    const firstLeafWords = new Uint32Array(c.blockCount + 1);
-    for (let b = 0; b < c.blockCount; b++) firstLeafWords[b] = c.blocks[b]!.firstLeaf;
-    firstLeafWords[c.blockCount] = c.leafCount;
-    if (firstLeafWords.byteLength > inputMax) throw new Sgfp4Error("LIMIT_EXCEEDED", `first-leaf table of ${firstLeafWords.byteLength} bytes exceeds the device's storage binding limit`);
-    const firstLeaf = this.createFilled(firstLeafWords, "sgfp4-first-leaf");
-    owned.push(firstLeaf);
-    let uploaded = firstLeafWords.byteLength;
-
-    const variant: KernelVariant = this.kernel === "marking" ? "marking" : c.leafCount === c.blockCount ? "single" : "cells";
-    let cells: GPUBuffer | undefined;
-    if (variant === "cells") {
-      const table = cellTable(c);
-      if (table.byteLength > device.limits.maxBufferSize) throw new Sgfp4Error("LIMIT_EXCEEDED", `cell table of ${table.byteLength} bytes exceeds the device's maxBufferSize`);
-      cells = this.createFilled(table, "sgfp4-cells");
-      owned.push(cells);
-      uploaded += table.byteLength;
+    const job = this.plan("", bytes, opts);
+    const inputs = this.device.createBuffer({ size: job.regionBytes, usage: INPUT_USAGE, mappedAtCreation: true, label: "sgfp4-prepared-inputs" });
+    writeJob(job, new Uint8Array(inputs.getMappedRange()), this.limits);
+    inputs.unmap();
+    const tables: Tables = { inputs, inputsBase: 0 };
+    if (job.variant === "cells") {
+      tables.firstLeaf = this.device.createBuffer({ size: job.firstLeafBytes, usage: USAGE.STORAGE, label: "sgfp4-first-leaf" });
+      tables.cells = this.device.createBuffer({ size: job.cellBytes, usage: USAGE.STORAGE, label: "sgfp4-cells" });
+      const encoder = this.device.createCommandEncoder();
+      const pass = encoder.beginComputePass();
+      this.kernels.recordPrep(pass, job, tables);
+      pass.end();
+      this.device.queue.submit([encoder.finish()]);
     }
-
-    const windows = this.planWindows(c);
-    const leafTableBytes = c.leafCount * 16;
-    const inputsFit = align(bytes.length, 4) <= Math.min(inputMax, this.maxInputBytes) && leafTableBytes <= Math.min(inputMax, this.maxInputBytes);
-    let sharedPayload: GPUBuffer | undefined;
-    let sharedLeaves: GPUBuffer | undefined;
-    if (inputsFit) {
-      sharedPayload = this.createFilled(bytes, "sgfp4-container");
-      sharedLeaves = this.createFilled(c.leafTable, "sgfp4-leaf-table");
-      owned.push(sharedPayload, sharedLeaves);
-      uploaded += bytes.length + leafTableBytes;
-    }
-    const chunks: Chunk[] = windows.map((w) => {
-      const firstBlock = w.blockRowStart * c.tilesX + w.blockColStart;
-      const lastBlock = (w.blockRowStart + w.blockRowCount - 1) * c.tilesX + w.blockColStart + w.blockColCount - 1;
-      const l0 = firstLeafWords[firstBlock]!;
-      const l1 = firstLeafWords[lastBlock + 1]!;
-      // this window's blocks are contiguous in the cell table: bind that slice (256 B per block)
-      const cellBindSize = (lastBlock + 1 - firstBlock) * 256;
-      if (cells && cellBindSize > inputMax) throw new Sgfp4Error("LIMIT_EXCEEDED", `one output window needs ${cellBindSize} bytes of cell table, over the device's storage binding limit of ${inputMax}`);
-      const cellSlice = { cellBlockBase: firstBlock, cellBindOffset: firstBlock * 256, cellBindSize };
-      if (sharedPayload && sharedLeaves) {
-        return { ...w, ...cellSlice, payload: sharedPayload, leaves: sharedLeaves, leafBindOffset: 0, leafBindSize: Math.max(16, leafTableBytes), leafBase: 0, payloadWordBase: 0 };
-      }
-      // Inputs over one binding: give this window its own compact copy of its leaves' payloads.
-      const compact = compactLeaves(bytes, c, l0, l1);
-      if (compact.payload.byteLength > inputMax || compact.leaves.byteLength > inputMax) {
-        throw new Sgfp4Error("LIMIT_EXCEEDED", `one output window needs ${compact.payload.byteLength + compact.leaves.byteLength} bytes of inputs, over the device's storage binding limit of ${inputMax}; use a device with higher limits`);
-      }
-      const payload = this.createFilled(compact.payload, "sgfp4-payload-chunk");
-      const leaves = this.createFilled(compact.leaves, "sgfp4-leaf-chunk");
-      owned.push(payload, leaves);
-      uploaded += compact.payload.byteLength + compact.leaves.byteLength;
-      return { ...w, ...cellSlice, payload, leaves, leafBindOffset: 0, leafBindSize: Math.max(16, compact.leaves.byteLength), leafBase: l0, payloadWordBase: 0 };
-    });
-
-    const paramStride = Math.max(256, device.limits.minUniformBufferOffsetAlignment);
-    const paramWords = new Uint32Array((chunks.length * paramStride) / 4);
-    chunks.forEach((ch, i) => {
-      const blocks = ch.blockRowCount * ch.blockColCount;
-      const groupsX = Math.min(blocks, device.limits.maxComputeWorkgroupsPerDimension);
-      paramWords.set(
-        [rows, cols, c.tilesX, ch.blockRowStart, ch.blockColStart, ch.blockColCount, groupsX, blocks, ch.leafBase, ch.payloadWordBase, ch.outBase, ch.outCount, ch.cellBlockBase],
-        (i * paramStride) / 4,
-      );
-    });
-    const params = this.createFilled(paramWords, "sgfp4-params", USAGE.UNIFORM);
-    owned.push(params);
-    return new PreparedContainer(c, rows * cols * 4, chunks, params, firstLeaf, owned, uploaded, variant, cells);
-  }
-
-  /**
-   * Output windows: whole macroblock rows while one of them fits a binding (each block decoded
-   * once), else element windows of a multiple of 64 elements (256-byte aligned binding offsets),
-   * each dispatching the macroblocks it touches.
-   */
-  private planWindows(c: Container): Pick<Chunk, "outBase" | "outCount" | "blockRowStart" | "blockRowCount" | "blockColStart" | "blockColCount">[] {
-    const [rows, cols] = c.shape;
-    const total = rows * cols;
-    const maxElems = this.maxChunkBytes / 4; // a multiple of 64
-    const out: ReturnType<WebGpuDecoder["planWindows"]> = [];
-    const blockRowsPerWindow = Math.floor(maxElems / (64 * cols));
-    if (blockRowsPerWindow >= 1) {
-      for (let by = 0; by < c.tilesY; by += blockRowsPerWindow) {
-        const byEnd = Math.min(by + blockRowsPerWindow, c.tilesY);
-        const outBase = by * 64 * cols;
-        out.push({ outBase, outCount: Math.min(byEnd * 64, rows) * cols - outBase, blockRowStart: by, blockRowCount: byEnd - by, blockColStart: 0, blockColCount: c.tilesX });
-      }
-      return out;
-    }
-    for (let e0 = 0; e0 < total; e0 += maxElems) {
-      const e1 = Math.min(e0 + maxElems, total);
-      const r0 = Math.floor(e0 / cols);
-      const r1 = Math.floor((e1 - 1) / cols);
-      const by0 = Math.floor(r0 / 64);
-      const by1 = Math.floor(r1 / 64);
-      if (r0 === r1) {
-        const bx0 = Math.floor((e0 % cols) / 64);
-        const bx1 = Math.floor(((e1 - 1) % cols) / 64);
-        out.push({ outBase: e0, outCount: e1 - e0, blockRowStart: by0, blockRowCount: 1, blockColStart: bx0, blockColCount: bx1 - bx0 + 1 });
-      } else {
-        out.push({ outBase: e0, outCount: e1 - e0, blockRowStart: by0, blockRowCount: by1 - by0 + 1, blockColStart: 0, blockColCount: c.tilesX });
-      }
-    }
-    return out;
-  }
-
-  private createFilled(data: ArrayBufferView, label: string, usage: number = USAGE.STORAGE): GPUBuffer {
-    const size = Math.max(16, align(data.byteLength, 4));
-    const buffer = this.device.createBuffer({ size, usage: usage | USAGE.COPY_DST, mappedAtCreation: true, label });
-    new Uint8Array(buffer.getMappedRange()).set(new Uint8Array(data.buffer, data.byteOffset, data.byteLength));
-    buffer.unmap();
-    return buffer;
+    return new PreparedContainer(job, tables, [inputs, ...(tables.firstLeaf ? [tables.firstLeaf] : []), ...(tables.cells ? [tables.cells] : [])]);
   }
 
   /**
@@ -260,106 +180,193 @@ export class WebGpuDecoder {
    * of 256) on `pass`. Nothing is submitted; call it many times in one pass to repeat the work.
    */
   encode(pass: GPUComputePassEncoder, prepared: PreparedContainer, output: GPUBuffer, outputOffset = 0): void {
-    const bindGroups = this.bindGroups(prepared, output, outputOffset);
-    const vec4Output = prepared.shape[1] % 4 === 0;
-    pass.setPipeline(this.pipeline(vec4Output, prepared.variant));
-    prepared.chunks.forEach((ch, i) => {
-      const blocks = ch.blockRowCount * ch.blockColCount;
-      const groupsX = Math.min(blocks, this.device.limits.maxComputeWorkgroupsPerDimension);
-      pass.setBindGroup(0, bindGroups[i]!);
-      pass.dispatchWorkgroups(groupsX, Math.ceil(blocks / groupsX));
-    });
+    this.checkOutput(prepared.job, output, outputOffset);
+    this.kernels.recordDecode(pass, prepared.job, prepared.tables, output, outputOffset);
   }
 
-  private bindCache = new WeakMap<PreparedContainer, { output: GPUBuffer; offset: number; groups: GPUBindGroup[] }>();
-
-  private bindGroups(prepared: PreparedContainer, output: GPUBuffer, outputOffset: number): GPUBindGroup[] {
-    const cached = this.bindCache.get(prepared);
-    if (cached && cached.output === output && cached.offset === outputOffset) return cached.groups;
+  private checkOutput(job: Job, output: GPUBuffer, outputOffset: number): void {
     if (outputOffset % 256 !== 0) throw new Sgfp4Error("INVALID_ARGUMENT", `output offset ${outputOffset} is not a multiple of 256`);
-    if (output.size < outputOffset + prepared.outputBytes) {
-      throw new Sgfp4Error("INVALID_ARGUMENT", `output buffer of ${output.size} bytes cannot hold ${prepared.outputBytes} bytes at offset ${outputOffset}`);
+    const need = align(job.outputBytes, 4);
+    if (output.size < outputOffset + need) throw new Sgfp4Error("INVALID_ARGUMENT", `output buffer of ${output.size} bytes cannot hold ${need} bytes at offset ${outputOffset}`);
+  }
+
+  private newOutput(bytes: number, label: string): GPUBuffer {
+    if (bytes > this.device.limits.maxBufferSize) {
+      throw new Sgfp4Error("LIMIT_EXCEEDED", `output of ${bytes} bytes exceeds the device's maxBufferSize of ${this.device.limits.maxBufferSize}`);
     }
-    const layout = this.pipeline(prepared.shape[1] % 4 === 0, prepared.variant).getBindGroupLayout(0);
-    const paramStride = Math.max(256, this.device.limits.minUniformBufferOffsetAlignment);
-    const groups = prepared.chunks.map((ch, i) =>
-      this.device.createBindGroup({
-        layout,
-        entries: [
-          { binding: 0, resource: { buffer: prepared.params, offset: i * paramStride, size: PARAM_WORDS * 4 } },
-          { binding: 1, resource: { buffer: ch.payload } },
-          { binding: 2, resource: { buffer: ch.leaves, offset: ch.leafBindOffset, size: ch.leafBindSize } },
-          { binding: 3, resource: { buffer: prepared.firstLeaf } },
-          { binding: 4, resource: { buffer: output, offset: outputOffset + ch.outBase * 4, size: ch.outCount * 4 } },
-          ...(prepared.cells ? [{ binding: 5, resource: { buffer: prepared.cells, offset: ch.cellBindOffset, size: ch.cellBindSize } }] : []),
-        ],
-      }),
-    );
-    this.bindCache.set(prepared, { output, offset: outputOffset, groups });
-    return groups;
+    return this.device.createBuffer({ size: Math.max(16, align(bytes, 4)), usage: USAGE.STORAGE | USAGE.COPY_SRC | USAGE.COPY_DST, label });
   }
 
   /**
    * Decode into a GPU buffer that stays on the device (usage must include STORAGE). Without
-   * `output`, a new buffer (STORAGE | COPY_SRC) of rows*cols*4 bytes is created and returned.
+   * `output`, a new buffer (STORAGE | COPY_SRC | COPY_DST) is created and returned. Resolves when
+   * the weights are written.
    */
   async decodeToBuffer(bytes: Uint8Array, opts: DecodeOptions, output?: GPUBuffer, outputOffset = 0): Promise<GPUBuffer> {
-    const container = parse(bytes, { profile: opts.profile, shape: opts.shape, limits: opts.limits });
-    const outputBytes = container.shape[0] * container.shape[1] * 4;
-    if (!output && outputBytes > this.device.limits.maxBufferSize) {
-      throw new Sgfp4Error("LIMIT_EXCEEDED", `output of ${outputBytes} bytes exceeds the device's maxBufferSize of ${this.device.limits.maxBufferSize}`);
+    const job = this.plan("", bytes, opts);
+    const target = output ?? this.newOutput(job.outputBytes, "sgfp4-output");
+    try {
+      this.checkOutput(job, target, outputOffset);
+      await this.serial.run(() => this.guard(() => this.run([{ job, output: target, offset: outputOffset }])));
+    } catch (e) {
+      if (!output) target.destroy();
+      throw e;
     }
-    return this.guard(async () => {
-      const prepared = this.upload(bytes, container);
-      const target = output ?? this.device.createBuffer({ size: Math.max(16, outputBytes), usage: USAGE.STORAGE | USAGE.COPY_SRC, label: "sgfp4-output" });
+    return target;
+  }
+
+  /**
+   * Decode many tensors (a model) onto the device: every stream is validated first, so a rejected
+   * one throws (its code, and a message naming the tensor) before anything is uploaded or written.
+   * Inputs go up in submissions of up to 64 MiB of containers, the host filling one staging
+   * buffer while the GPU copies and decodes the previous one. Outputs: one new buffer per tensor,
+   * or with `arena` sub-ranges (256-byte aligned, in order) of one new buffer, or of the caller's
+   * buffer (usage STORAGE) when `arena` is one.
+   */
+  async decodeMany(tensors: readonly TensorInput[], opts: { arena?: boolean | GPUBuffer } = {}): Promise<DecodedTensor[]> {
+    const jobs = tensors.map((t) => {
       try {
-        const encoder = this.device.createCommandEncoder();
-        const pass = encoder.beginComputePass();
-        this.encode(pass, prepared, target, outputOffset);
-        pass.end();
-        this.device.queue.submit([encoder.finish()]);
-        await this.device.queue.onSubmittedWorkDone();
+        return this.plan(t.name, t.bytes, t);
       } catch (e) {
-        if (!output) target.destroy();
+        if (e instanceof Sgfp4Error) throw new Sgfp4Error(e.code, `tensor "${t.name}": ${e.message.slice(e.code.length + 2)}`);
         throw e;
-      } finally {
-        prepared.destroy();
       }
-      return target;
     });
-  }
-
-  /** Decode and read back to the host. */
-  async decode(bytes: Uint8Array, opts: DecodeOptions): Promise<Float32Array> {
-    const gpuOut = await this.decodeToBuffer(bytes, opts);
+    const created: GPUBuffer[] = [];
     try {
-      const [rows, cols] = opts.shape;
-      return await this.guard(() => this.readBack(gpuOut, rows * cols * 4));
-    } finally {
-      gpuOut.destroy();
-    }
-  }
-
-  /** Copy `byteLength` bytes of `buffer` (COPY_SRC) to the host, through bounded staging buffers. */
-  async readBack(buffer: GPUBuffer, byteLength: number): Promise<Float32Array> {
-    const result = new Float32Array(byteLength / 4);
-    const bytesOut = new Uint8Array(result.buffer);
-    const piece = Math.min(align(byteLength, 4), 64 * 1024 * 1024);
-    const staging = this.device.createBuffer({ size: Math.max(16, piece), usage: USAGE.MAP_READ | USAGE.COPY_DST, label: "sgfp4-readback" });
-    try {
-      for (let at = 0; at < byteLength; at += piece) {
-        const n = Math.min(piece, byteLength - at);
-        const encoder = this.device.createCommandEncoder();
-        encoder.copyBufferToBuffer(buffer, at, staging, 0, n);
-        this.device.queue.submit([encoder.finish()]);
-        await staging.mapAsync(1 /* GPUMapMode.READ */, 0, n);
-        bytesOut.set(new Uint8Array(staging.getMappedRange(0, n)), at);
-        staging.unmap();
+      let placed: { job: Job; output: GPUBuffer; offset: number }[];
+      if (opts.arena) {
+        let at = 0;
+        const offsets = jobs.map((j) => ((at = align(at, 256)), (at += align(j.outputBytes, 4)), at - align(j.outputBytes, 4)));
+        const given = typeof opts.arena === "object" ? opts.arena : undefined;
+        if (given && given.size < at) throw new Sgfp4Error("INVALID_ARGUMENT", `arena of ${given.size} bytes cannot hold the ${at} bytes of these tensors`);
+        const arena = given ?? this.newOutput(Math.max(at, 16), "sgfp4-arena");
+        if (!given) created.push(arena);
+        placed = jobs.map((job, i) => ({ job, output: arena, offset: offsets[i]! }));
+      } else {
+        placed = jobs.map((job) => {
+          const output = this.newOutput(job.outputBytes, `sgfp4-${job.name}`);
+          created.push(output);
+          return { job, output, offset: 0 };
+        });
       }
-    } finally {
-      staging.destroy();
+      await this.serial.run(() => this.guard(() => this.run(placed)));
+      return placed.map(({ job, output, offset }) => ({ name: job.name, shape: job.shape, format: job.format, buffer: output, offset, byteLength: job.outputBytes }));
+    } catch (e) {
+      for (const b of created) b.destroy();
+      throw e;
     }
-    return result;
+  }
+
+  /** Decode and read back to the host: one copy from the mapped readback buffer into the result. */
+  decode(bytes: Uint8Array, opts: DecodeOptions & { format?: "f32" }): Promise<Float32Array>;
+  decode(bytes: Uint8Array, opts: DecodeOptions): Promise<DecodedArray>;
+  async decode(bytes: Uint8Array, opts: DecodeOptions): Promise<DecodedArray> {
+    const job = this.plan("", bytes, opts);
+    const n = align(job.outputBytes, 4);
+    if (n > this.device.limits.maxBufferSize) throw new Sgfp4Error("LIMIT_EXCEEDED", `output of ${n} bytes exceeds the device's maxBufferSize`);
+    const host = await this.serial.run(() =>
+      this.guard(async () => {
+        const output = this.pool.get("output", n, USAGE.STORAGE | USAGE.COPY_SRC);
+        const readback = this.pool.get("readback", n, USAGE.MAP_READ | USAGE.COPY_DST);
+        await this.run([{ job, output, offset: 0 }], (encoder) => encoder.copyBufferToBuffer(output, 0, readback, 0, n));
+        return this.mapCopy(readback, n);
+      }),
+    );
+    const elements = job.outputBytes / (job.format === "f32" ? 4 : 2);
+    return job.format === "f32" ? new Float32Array(host, 0, elements) : new Uint16Array(host, 0, elements);
+  }
+
+  /** Copy `byteLength` bytes of `buffer` (COPY_SRC) from `offset` (a multiple of 4) to the host (one host copy). */
+  async readBack(buffer: GPUBuffer, byteLength: number, offset = 0): Promise<Float32Array> {
+    const n = align(byteLength, 4);
+    const host = await this.serial.run(() =>
+      this.guard(async () => {
+        const readback = this.pool.get("readback", n, USAGE.MAP_READ | USAGE.COPY_DST);
+        const encoder = this.device.createCommandEncoder();
+        encoder.copyBufferToBuffer(buffer, offset, readback, 0, n);
+        this.device.queue.submit([encoder.finish()]);
+        return this.mapCopy(readback, n);
+      }),
+    );
+    return new Float32Array(host, 0, byteLength / 4);
+  }
+
+  private async mapCopy(readback: GPUBuffer, n: number): Promise<ArrayBuffer> {
+    await readback.mapAsync(1 /* GPUMapMode.READ */, 0, n);
+    try {
+      return readback.getMappedRange(0, n).slice(0);
+    } finally {
+      readback.unmap();
+    }
+  }
+
+  /**
+   * Upload, prep and decode `placed` in submissions of up to `submitBytes` of inputs, alternating
+   * between two staging buffers; `after` records more commands after the last decode.
+   */
+  private async run(placed: { job: Job; output: GPUBuffer; offset: number }[], after?: (encoder: GPUCommandEncoder) => void): Promise<void> {
+    const groups: (typeof placed)[] = [];
+    let size = Number.POSITIVE_INFINITY;
+    for (const p of placed) {
+      if (size + p.job.regionBytes > this.submitBytes) {
+        groups.push([]);
+        size = 0;
+      }
+      groups[groups.length - 1]!.push(p);
+      size += p.job.regionBytes;
+    }
+    const firstLeaf = Math.max(0, ...placed.map((p) => p.job.firstLeafBytes));
+    const cellBytes = Math.max(0, ...placed.map((p) => p.job.cellBytes));
+    const firstLeafBuffer = firstLeaf ? this.pool.get("first-leaf", firstLeaf, USAGE.STORAGE) : undefined;
+    const cellsBuffer = cellBytes ? this.pool.get("cells", cellBytes, USAGE.STORAGE) : undefined;
+    const groupBytes = Math.max(...groups.map((g) => g.reduce((s, p) => s + p.job.regionBytes, 0)));
+    const transient: GPUBuffer[] = [];
+    try {
+      for (let g = 0; g < groups.length; g++) {
+        const group = groups[g]!;
+        const slot = g % 2;
+        const total = group.reduce((s, p) => s + p.job.regionBytes, 0);
+        const encoder = this.device.createCommandEncoder();
+        let inputs: GPUBuffer;
+        let staged: Awaited<ReturnType<BufferPool["staging"]>> | undefined;
+        if (this.upload === "mapped") {
+          inputs = this.device.createBuffer({ size: total, usage: INPUT_USAGE, mappedAtCreation: true, label: "sgfp4-inputs" });
+          transient.push(inputs);
+          this.writeGroup(group, new Uint8Array(inputs.getMappedRange()));
+          inputs.unmap();
+        } else {
+          staged = await this.pool.staging(`staging-${slot}`, groupBytes);
+          this.writeGroup(group, staged.range);
+          staged.buffer.unmap();
+          inputs = this.pool.get(`inputs-${slot}`, groupBytes, INPUT_USAGE | USAGE.COPY_DST);
+          encoder.copyBufferToBuffer(staged.buffer, 0, inputs, 0, total);
+        }
+        const pass = encoder.beginComputePass();
+        let base = 0;
+        for (const { job, output, offset } of group) {
+          const tables: Tables = { inputs, inputsBase: base, firstLeaf: firstLeafBuffer, cells: cellsBuffer };
+          if (job.variant === "cells") this.kernels.recordPrep(pass, job, tables);
+          this.kernels.recordDecode(pass, job, tables, output, offset);
+          base += job.regionBytes;
+        }
+        pass.end();
+        if (g === groups.length - 1) after?.(encoder);
+        this.device.queue.submit([encoder.finish()]);
+        staged?.done();
+      }
+      await this.device.queue.onSubmittedWorkDone();
+    } finally {
+      for (const b of transient) b.destroy();
+    }
+  }
+
+  private writeGroup(group: { job: Job }[], range: Uint8Array): void {
+    let base = 0;
+    for (const { job } of group) {
+      writeJob(job, range.subarray(base, base + job.regionBytes), this.limits);
+      base += job.regionBytes;
+    }
   }
 
   /** Why the device was lost (destroy(), a driver reset, ...), once its `lost` promise settled. */
@@ -408,58 +415,11 @@ export class WebGpuDecoder {
     return new Sgfp4Error("BACKEND_FAILURE", `the WebGPU device was lost (reason: ${l.reason}${l.message ? `, ${l.message}` : ""}); create a new device and decoder`);
   }
 
+  /** Free the pooled buffers (the device stays the caller's). */
   destroy(): void {
-    this.pipelines.clear();
+    this.pool.destroy();
+    this.kernels.clear();
   }
 }
 
-/**
- * One byte per 4x4 cell, macroblock after macroblock (256 bytes each, cell t at row t/16, column
- * t%16): the index, within its macroblock, of the leaf that covers the cell. `parse` guarantees
- * that a macroblock's leaves (at most 256) tile it exactly, so every cell gets exactly one.
- */
-function cellTable(c: Container): Uint8Array {
-  const table = new Uint8Array(c.blockCount * 256);
-  const t = c.leafTable;
-  for (let b = 0; b < c.blockCount; b++) {
-    const { firstLeaf: first, leafCount } = c.blocks[b]!;
-    if (leafCount === 1) continue; // one leaf: index 0, already there
-    const end = first + leafCount;
-    const base = b * 256;
-    for (let l = first; l < end; l++) {
-      const geo = t[l * 4 + 1]!;
-      const cy = (geo & 63) >> 2;
-      const cx = ((geo >>> 6) & 63) >> 2;
-      const n = 1 << (((geo >>> 12) & 7) - 2); // leaf side in cells
-      const k = l - first;
-      for (let i = 0; i < n; i++) table.fill(k, base + (cy + i) * 16 + cx, base + (cy + i) * 16 + cx + n);
-    }
-  }
-  return table;
-}
-
-/** Leaves l0..l1 with their payloads packed back to back (16-byte aligned) in a new buffer. */
-function compactLeaves(bytes: Uint8Array, c: Container, l0: number, l1: number): { payload: Uint8Array; leaves: Uint32Array } {
-  const t = c.leafTable;
-  let size = 0;
-  for (let i = l0; i < l1; i++) size += align(leafPayloadBytes(t[i * 4 + 1]!), 16);
-  const payload = new Uint8Array(Math.max(16, size));
-  const leaves = new Uint32Array((l1 - l0) * 4);
-  let at = 0;
-  for (let i = l0; i < l1; i++) {
-    const n = leafPayloadBytes(t[i * 4 + 1]!);
-    const from = t[i * 4 + 3]!;
-    payload.set(bytes.subarray(from, from + n), at);
-    leaves.set(t.subarray(i * 4, i * 4 + 3), (i - l0) * 4);
-    leaves[(i - l0) * 4 + 3] = at;
-    at += align(n, 16);
-  }
-  return { payload, leaves };
-}
-
-function leafPayloadBytes(geo: number): number {
-  const size = 1 << ((geo >>> 12) & 7);
-  return (geo >>> 15) & 1 ? (size * size) / 4 : (size * size) / 2;
-}
-
-export { WORKGROUP_SIZE };
+export { PIECE_ALIGN };

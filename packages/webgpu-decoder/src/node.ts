@@ -1,3 +1,4 @@
+/// <reference types="@webgpu/types" preserve="true" />
 /**
  * Node entry: a device from the `webgpu` package (Dawn), with the adapter's highest storage
  * binding limits, and a decoder on it. Browsers use the main entry with their own device.
@@ -30,3 +31,4 @@ export async function createNodeDecoder(options: WebGpuDecoderOptions & DeviceRe
 }
 
 export { requestDevice };
+export { decodeModelFolder, type ModelFolderOptions } from "./model-folder.js";

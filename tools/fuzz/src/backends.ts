@@ -1,17 +1,18 @@
 /**
- * The backends a fuzz run compares: the built-ins through the conformance package's
- * resolveBackends (cpu, webgpu, vulkan), plus "python", the independent example decoder under
+ * The decoders a fuzz run compares: the Node decoder registry (@sgfp4/decoders/node: cpu,
+ * webgpu, vulkan) with two fuzz entries added on the same mechanism: "cpu-kmem" (the CPU
+ * decoder's in-place path) and "python", the independent example decoder under
  * examples/python-decoder run through the conformance command protocol.
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { createCommandBackend, resolveBackends, type ConformanceBackend } from "@sgfp4/conformance";
-
-export const KNOWN_BACKENDS = ["cpu", "cpu-kmem", "webgpu", "vulkan", "python"] as const;
+import { createCommandDecoder } from "@sgfp4/conformance";
+import { factoryEntry, nodeDecoders, openDecoders, type DecoderRegistry } from "@sgfp4/decoders/node";
+import type { Decoder } from "@sgfp4/format";
 
 export interface LoadedBackends {
-  ready: ConformanceBackend[];
+  ready: Decoder[];
   unavailable: { name: string; reason: string }[];
 }
 
@@ -35,35 +36,16 @@ export function pythonBackendTemplate(python = process.env.PYTHON ?? "python3"):
   return `${python} ${JSON.stringify(pythonDecoderPath())} {container} {profile} {rows} {cols} {output}`;
 }
 
-function renamed(name: string, b: ConformanceBackend): ConformanceBackend {
-  return { name, available: () => b.available(), decode: (bytes, o) => b.decode(bytes, o), ...(b.close ? { close: () => b.close!() } : {}) };
-}
-
-/**
- * resolveBackends imports the backend packages from the conformance package's location; when
- * that package does not list one as a dependency yet, try this package's own resolution.
- */
-async function importDirect(name: string): Promise<ConformanceBackend | undefined> {
-  const specifier = { cpu: "@sgfp4/cpu-decoder", webgpu: "@sgfp4/webgpu-decoder", vulkan: "@sgfp4/vulkan-addon" }[name];
-  if (!specifier) return undefined;
-  try {
-    const mod = (await import(specifier)) as { createConformanceBackend?: () => ConformanceBackend | Promise<ConformanceBackend> };
-    if (typeof mod.createConformanceBackend !== "function") return undefined;
-    return renamed(name, await mod.createConformanceBackend());
-  } catch {
-    return undefined;
-  }
-}
-
 /**
  * "cpu-kmem": the CPU decoder's other fast path, decodeInto an array from createOutput() (the
  * kernel writes in place; v2 streams are validated and expanded in one pass), so fuzzing holds
  * it to the same rules as decode().
  */
-async function cpuKernelMemoryBackend(): Promise<ConformanceBackend> {
+async function cpuKernelMemory(): Promise<Decoder> {
   const cpu = await import("@sgfp4/cpu-decoder");
   return {
     name: "cpu-kmem",
+    formats: ["f32"],
     available: async () => ({ ok: true, detail: "decodeInto a createOutput() array" }),
     decode: async (bytes, o) => {
       const out = cpu.createOutput(o.shape);
@@ -73,33 +55,30 @@ async function cpuKernelMemoryBackend(): Promise<ConformanceBackend> {
   };
 }
 
+/** The registry a fuzz run opens its decoders from. */
+export function fuzzDecoders(opts: { commandTimeoutMs?: number } = {}): DecoderRegistry {
+  return nodeDecoders.with(
+    factoryEntry("cpu-kmem", "@sgfp4/cpu-decoder decodeInto a createOutput() array", cpuKernelMemory),
+    factoryEntry("python", "examples/python-decoder through the command protocol", () =>
+      createCommandDecoder(pythonBackendTemplate(), { name: "python", timeoutMs: opts.commandTimeoutMs ?? 30_000 }),
+    ),
+  );
+}
+
+export const KNOWN_BACKENDS = fuzzDecoders().names;
+
+/** Names from fuzzDecoders() or decoder module paths; unavailable ones are listed with the reason. */
 export async function loadBackends(names: readonly string[], opts: { commandTimeoutMs?: number } = {}): Promise<LoadedBackends> {
-  const ready: ConformanceBackend[] = [];
+  const registry = fuzzDecoders(opts);
+  const ready: Decoder[] = [];
   const unavailable: LoadedBackends["unavailable"] = [];
   for (const name of names) {
-    let backend: ConformanceBackend;
-    if (name === "python") {
-      backend = createCommandBackend(pythonBackendTemplate(), { name: "python", timeoutMs: opts.commandTimeoutMs ?? 30_000 });
-    } else if (name === "cpu-kmem") {
-      backend = await cpuKernelMemoryBackend();
-    } else {
-      [backend] = (await resolveBackends([name])) as [ConformanceBackend];
-    }
-    let a = await backend.available().catch((e: unknown) => ({ ok: false as const, reason: String(e) }));
-    if (!a.ok) {
-      const direct = await importDirect(name);
-      if (direct) {
-        const b = await direct.available().catch((e: unknown) => ({ ok: false as const, reason: String(e) }));
-        if (b.ok) {
-          backend = direct;
-          a = b;
-        }
-      }
-    }
-    if (a.ok) ready.push(backend);
+    const [decoder] = (await openDecoders([name], { registry })) as [Decoder];
+    const a = await decoder.available().catch((e: unknown) => ({ ok: false as const, reason: String(e) }));
+    if (a.ok) ready.push(decoder);
     else {
       unavailable.push({ name, reason: a.reason });
-      await backend.close?.().catch(() => undefined);
+      await decoder.close?.().catch(() => undefined);
     }
   }
   return { ready, unavailable };

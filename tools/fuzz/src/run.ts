@@ -7,7 +7,7 @@
  * An error without a section-3 code, a timeout, or a thrown non-Sgfp4 error is always a finding.
  */
 import { STREAM_ERROR_CODES } from "@sgfp4/format";
-import type { ConformanceBackend } from "@sgfp4/conformance";
+import type { Decoder } from "@sgfp4/format";
 import { Rng, generateValid, type GeneratedCase, type Profile } from "@sgfp4/testkit";
 import { mutate } from "./mutate.js";
 
@@ -84,7 +84,7 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Timeout()), ms)))]).finally(() => clearTimeout(timer));
 }
 
-export async function decodeOutcome(backend: ConformanceBackend, input: FuzzInput, timeoutMs: number): Promise<Outcome> {
+export async function decodeOutcome(backend: Decoder, input: FuzzInput, timeoutMs: number): Promise<Outcome> {
   try {
     const out = await withTimeout(
       Promise.resolve().then(() => backend.decode(input.bytes, { profile: input.profile, shape: input.shape })),
@@ -152,7 +152,7 @@ export function judge(outcomes: Record<string, Outcome>, expected?: Float32Array
   return null;
 }
 
-export function newStats(seed: number, backends: readonly ConformanceBackend[]): FuzzStats {
+export function newStats(seed: number, backends: readonly Decoder[]): FuzzStats {
   const stats: FuzzStats = { seed, cases: 0, valid: 0, mutated: 0, mutatedDecoded: 0, backends: {}, findings: [], durationMs: 0 };
   for (const b of backends) stats.backends[b.name] = { cases: 0, decoded: 0, rejected: {}, errors: 0, timeouts: 0, ms: 0 };
   return stats;
@@ -166,7 +166,7 @@ export function makeCase(seed: number, index: number, opts: { mutateRatio?: numb
   return { valid, mutated: mutate(rng, valid) };
 }
 
-export async function runOutcomes(backends: readonly ConformanceBackend[], input: FuzzInput, timeoutMs: number, stats?: FuzzStats, ms?: Record<string, number>): Promise<Record<string, Outcome>> {
+export async function runOutcomes(backends: readonly Decoder[], input: FuzzInput, timeoutMs: number, stats?: FuzzStats, ms?: Record<string, number>): Promise<Record<string, Outcome>> {
   const outcomes: Record<string, Outcome> = {};
   for (const b of backends) {
     const t0 = performance.now();
@@ -187,7 +187,7 @@ export async function runOutcomes(backends: readonly ConformanceBackend[], input
   return outcomes;
 }
 
-export async function runFuzz(backends: readonly ConformanceBackend[], opts: FuzzOptions): Promise<FuzzStats> {
+export async function runFuzz(backends: readonly Decoder[], opts: FuzzOptions): Promise<FuzzStats> {
   const started = Date.now();
   const stats = newStats(opts.seed, backends);
   const timeoutMs = opts.caseTimeoutMs ?? 30_000;

@@ -5,7 +5,7 @@
 import { createHash } from "node:crypto";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import path from "node:path";
-import type { ConformanceBackend } from "@sgfp4/conformance";
+import type { Decoder } from "@sgfp4/format";
 import { describeOutcome, judge, runOutcomes, type Finding, type FuzzInput, type Outcome } from "./run.js";
 
 export interface ShrinkOptions {
@@ -19,7 +19,7 @@ export interface ShrinkOptions {
  * change while the backends still disagree. Only cross-backend disagreements shrink: when every
  * backend agrees and only the constructed output differs, the constructed case is the vector.
  */
-export async function shrink(backends: readonly ConformanceBackend[], input: FuzzInput, opts: ShrinkOptions = {}): Promise<{ input: FuzzInput; outcomes: Record<string, Outcome>; rounds: number }> {
+export async function shrink(backends: readonly Decoder[], input: FuzzInput, opts: ShrinkOptions = {}): Promise<{ input: FuzzInput; outcomes: Record<string, Outcome>; rounds: number }> {
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const maxRounds = opts.maxRounds ?? 300;
   let rounds = 0;
@@ -121,7 +121,7 @@ export function candidateExpectation(outcomes: Record<string, Outcome>, construc
   return { expect: best?.expect ?? { reject: "ANY" }, confirmed: false };
 }
 
-export async function saveFinding(dir: string, backends: readonly ConformanceBackend[], f: Finding, opts: ShrinkOptions = {}): Promise<string> {
+export async function saveFinding(dir: string, backends: readonly Decoder[], f: Finding, opts: ShrinkOptions = {}): Promise<string> {
   const allAgree = new Set(Object.values(f.outcomes).map((o) => (o.kind === "decoded" ? "d" + o.bits.join(",") : o.kind === "rejected" ? "r" : o.kind))).size === 1;
   let input = f.input;
   let outcomes = f.outcomes;

@@ -7,21 +7,23 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { createConformanceBackend } from "@sgfp4/cpu-decoder";
-import { loadVectorSet, type ConformanceBackend } from "@sgfp4/conformance";
+import { createDecoder } from "@sgfp4/cpu-decoder";
+import { loadVectorSet } from "@sgfp4/conformance";
+import type { Decoder } from "@sgfp4/format";
 import { runFuzz, saveFinding } from "../src/index.js";
 
-const cpu = (): ConformanceBackend => createConformanceBackend() as ConformanceBackend;
+const cpu = (): Decoder => createDecoder();
 
 /**
  * Flushes results below the FP16 normal range (|w| < 2^-14) to zero, as a kernel that works in
  * half precision with denormals off would. (A float32 output is never subnormal here: every
  * result is a multiple of 2^-24, so the FP16 range is where flushing shows.)
  */
-function flushing(): ConformanceBackend {
+function flushing(): Decoder {
   const inner = cpu();
   return {
     name: "flush-fp16-subnormals",
+    formats: ["f32"],
     available: () => inner.available(),
     decode: async (bytes, opts) => {
       const out = await inner.decode(bytes, opts);
@@ -33,10 +35,11 @@ function flushing(): ConformanceBackend {
 }
 
 /** Ignores nonzero padding: decodes streams a strict decoder must refuse. */
-function lenientPadding(): ConformanceBackend {
+function lenientPadding(): Decoder {
   const inner = cpu();
   return {
     name: "lenient-padding",
+    formats: ["f32"],
     available: () => inner.available(),
     decode: async (bytes, opts) => {
       try {

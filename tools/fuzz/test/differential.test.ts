@@ -6,7 +6,7 @@
  * rejected by all or decoded identically by all, nothing may throw a non-Sgfp4 error or hang.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { ConformanceBackend } from "@sgfp4/conformance";
+import type { Decoder } from "@sgfp4/format";
 import { formatStats, loadBackends, runFuzz } from "../src/index.js";
 
 const SEED = 20250601;
@@ -14,8 +14,8 @@ const CASES = 2000;
 /** The Python example runs as one process per decode: fewer cases keep CI short. */
 const PYTHON_CASES = 40;
 
-let inProcess: ConformanceBackend[] = [];
-let withPython: ConformanceBackend[] = [];
+let inProcess: Decoder[] = [];
+let withPython: Decoder[] = [];
 
 beforeAll(async () => {
   const loaded = await loadBackends(["cpu", "cpu-kmem", "webgpu", "vulkan"]);

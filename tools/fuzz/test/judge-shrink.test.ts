@@ -3,7 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { Sgfp4Error } from "@sgfp4/format";
-import { loadVectorSet, type ConformanceBackend } from "@sgfp4/conformance";
+import { loadVectorSet } from "@sgfp4/conformance";
+import type { Decoder } from "@sgfp4/format";
 import { candidateExpectation, decodeOutcome, judge, shrink, writeCandidate, type Outcome } from "../src/index.js";
 
 const dec = (...w: number[]): Outcome => ({ kind: "decoded", bits: Uint32Array.from(w) });
@@ -31,8 +32,8 @@ describe("judge", () => {
   });
 });
 
-function fake(name: string, decode: (bytes: Uint8Array) => Float32Array | Promise<Float32Array>): ConformanceBackend {
-  return { name, available: async () => ({ ok: true }), decode: async (bytes) => decode(bytes) };
+function fake(name: string, decode: (bytes: Uint8Array) => Float32Array | Promise<Float32Array>): Decoder {
+  return { name, formats: ["f32"], available: async () => ({ ok: true }), decode: async (bytes) => decode(bytes) };
 }
 
 describe("decodeOutcome", () => {

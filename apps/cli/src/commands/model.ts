@@ -4,6 +4,7 @@
  */
 import { availableParallelism } from "node:os";
 import type { Command } from "commander";
+import { decodeFloat32 } from "@sgfp4/format";
 import { openBackend } from "../backends.js";
 import { CliError, EXIT, collectList, usage } from "../util.js";
 
@@ -61,7 +62,7 @@ function numberOption(name: string, text: string | undefined, check: (n: number)
 async function backendDecode(name: string): Promise<{ decode: DecodeFn; close: () => Promise<void> }> {
   const backend = await openBackend(name);
   return {
-    decode: (bytes, opts) => backend.decode(bytes, opts),
+    decode: (bytes, opts) => decodeFloat32(backend, bytes, opts),
     close: async () => {
       await backend.close?.();
     },

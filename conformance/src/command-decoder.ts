@@ -1,5 +1,5 @@
 /**
- * A backend for decoders in any language: the runner writes the container to a temp file,
+ * A Decoder for decoders in any language: the runner writes the container to a temp file,
  * fills a command template and runs it through the shell. The protocol (also in README.md):
  *
  *   placeholders  {container} {profile} {rows} {cols} {output}  (substituted shell-quoted)
@@ -12,14 +12,14 @@ import { spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import type { ConformanceBackend, DecodeRequest } from "./backend.js";
+import { requestedFormat, type Decoder, type DecodeRequest } from "@sgfp4/format";
 
 export const COMMAND_PLACEHOLDERS = ["container", "profile", "rows", "cols", "output"] as const;
 export const REJECT_EXIT_STATUS = 3;
 /** `error: CODE` or `error: CODE: detail`, one line. */
 export const ERROR_LINE = /^error: ([A-Z][A-Z0-9_]*)(?::[ \t]*(.*))?$/m;
 
-export interface CommandBackendOptions {
+export interface CommandDecoderOptions {
   /** name in reports and for --require; default "cmd" */
   name?: string;
   /** per-decode limit, default 60 s; the process group is killed after it */
@@ -108,27 +108,30 @@ const tail = (s: string): string => {
   return t.length > 500 ? "..." + t.slice(-500) : t;
 };
 
-const commandBackends = new WeakSet<ConformanceBackend>();
-/** True for backends made by createCommandBackend (each case is a process: worth running several at once). */
-export function isCommandBackend(b: ConformanceBackend): boolean {
-  return commandBackends.has(b);
+const commandDecoders = new WeakSet<Decoder>();
+/** True for decoders made by createCommandDecoder (each case is a process: worth running several at once). */
+export function isCommandDecoder(d: Decoder): boolean {
+  return commandDecoders.has(d);
 }
 
-export function createCommandBackend(template: string, opts: CommandBackendOptions = {}): ConformanceBackend {
+/** The protocol writes float32 only, so a command decoder's formats are ["f32"]. */
+export function createCommandDecoder(template: string, opts: CommandDecoderOptions = {}): Decoder {
   checkTemplate(template);
-  const backend = makeCommandBackend(template, opts);
-  commandBackends.add(backend);
-  return backend;
+  const decoder = makeCommandDecoder(template, opts);
+  commandDecoders.add(decoder);
+  return decoder;
 }
 
-function makeCommandBackend(template: string, opts: CommandBackendOptions): ConformanceBackend {
+function makeCommandDecoder(template: string, opts: CommandDecoderOptions): Decoder {
   const timeoutMs = opts.timeoutMs ?? 60_000;
   let workDir: string | undefined;
   let counter = 0;
   return {
     name: opts.name ?? "cmd",
+    formats: ["f32"],
     available: async () => ({ ok: true, detail: template }),
     async decode(bytes: Uint8Array, req: DecodeRequest): Promise<Float32Array> {
+      requestedFormat(req, ["f32"], opts.name ?? "cmd");
       workDir ??= await mkdtemp(path.join(tmpdir(), "sgfp4-conformance-"));
       const n = counter++;
       const container = path.join(workDir, `case-${n}.${req.profile === "v1" ? "fp4" : "sgfp4"}`);

@@ -1,4 +1,8 @@
-/** Bit-pattern comparison of decoded outputs: equal means every float32 has the same 32 bits. */
+/**
+ * Bit-pattern comparison of decoded outputs: equal means every element has the same bits
+ * (32 for f32, 16 for the f16/bf16 output formats).
+ */
+import { halfToFloat, type OutputFormat } from "@sgfp4/format";
 
 export interface BitMismatch {
   kind: "mismatch";
@@ -29,6 +33,17 @@ export function bitsToValue(bits: number): number {
 }
 
 export const hex32 = (bits: number): string => "0x" + (bits >>> 0).toString(16).padStart(8, "0");
+export const hex16 = (bits: number): string => "0x" + (bits & 0xffff).toString(16).padStart(4, "0");
+
+/** An element's bit pattern as hex, in its format's width. */
+export const hexBits = (bits: number, format: OutputFormat = "f32"): string => (format === "f32" ? hex32(bits) : hex16(bits));
+
+/** The number an element's bits stand for in its format. */
+export function valueOf(bits: number, format: OutputFormat = "f32"): number {
+  if (format === "f16") return halfToFloat(bits & 0xffff);
+  if (format === "bf16") return bitsToValue((bits & 0xffff) << 16);
+  return bitsToValue(bits);
+}
 
 /** Little-endian float32 file bytes -> words (copied, so alignment never matters). */
 export function wordsFromLE(bytes: Uint8Array): Uint32Array {
@@ -44,7 +59,7 @@ export function floatWords(a: Float32Array): Uint32Array {
 }
 
 /** null when identical; otherwise the first difference and the count. */
-export function compareBits(expected: Uint32Array, actual: Uint32Array, cols: number): BitMismatch | LengthMismatch | null {
+export function compareBits(expected: Uint32Array | Uint16Array, actual: Uint32Array | Uint16Array, cols: number, format: OutputFormat = "f32"): BitMismatch | LengthMismatch | null {
   if (expected.length !== actual.length) return { kind: "length", expectedLength: expected.length, actualLength: actual.length };
   let first = -1;
   let differing = 0;
@@ -64,8 +79,8 @@ export function compareBits(expected: Uint32Array, actual: Uint32Array, cols: nu
     col: first % cols,
     expectedBits,
     actualBits,
-    expectedValue: bitsToValue(expectedBits),
-    actualValue: bitsToValue(actualBits),
+    expectedValue: valueOf(expectedBits, format),
+    actualValue: valueOf(actualBits, format),
     differing,
     total: expected.length,
   };

@@ -1,7 +1,7 @@
 import { writeFile } from "node:fs/promises";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { checkTemplate, createCommandBackend, isCommandBackend, fillTemplate, loadVectorSet, resolveBackends, runConformance, type VectorSet } from "../src/index.js";
+import { checkTemplate, createCommandDecoder, isCommandDecoder, fillTemplate, loadVectorSet, resolveDecoders, runConformance, type VectorSet } from "../src/index.js";
 import { buildVectorSet, type BuiltSet } from "./fixtures.js";
 
 let built: BuiltSet;
@@ -47,7 +47,7 @@ writeFileSync(output, mode === "short" ? buf.subarray(0, buf.length - 4) : buf);
 
 const template = () => `node ${JSON.stringify(script)} {container} {profile} {rows} {cols} {output}`;
 const run = async (mode: string, timeoutMs?: number) => {
-  const backend = createCommandBackend(`MODE=${mode} ${template()}`, timeoutMs ? { timeoutMs } : {});
+  const backend = createCommandDecoder(`MODE=${mode} ${template()}`, timeoutMs ? { timeoutMs } : {});
   return runConformance({ vectors: set, backends: [backend] });
 };
 
@@ -94,19 +94,27 @@ describe("--backend-cmd protocol", () => {
     expect(Date.now() - t0).toBeLessThan(20_000);
   });
 
-  it("is what resolveBackends builds for commands", async () => {
-    const [b] = await resolveBackends([], { commands: [template()] });
+  it("is what resolveDecoders builds for commands", async () => {
+    const [b] = await resolveDecoders([], { commands: [template()] });
     expect(b!.name).toBe("cmd");
     const r = await runConformance({ vectors: set, backends: [b!] });
     expect(r.totals.passed).toBe(4);
   });
 
   it("runs several processes at once with concurrency, keeping vector order", async () => {
-    const backend = createCommandBackend(template());
-    expect(isCommandBackend(backend)).toBe(true);
-    const r = await runConformance({ vectors: set, backends: [backend], concurrency: (b) => (isCommandBackend(b) ? 3 : 1) });
+    const backend = createCommandDecoder(template());
+    expect(isCommandDecoder(backend)).toBe(true);
+    const r = await runConformance({ vectors: set, backends: [backend], concurrency: (b) => (isCommandDecoder(b) ? 3 : 1) });
     expect(r.totals).toEqual({ passed: 4, failed: 0, skipped: 0 });
     expect(r.backends[0]!.cases.map((c) => c.vector)).toEqual(built.ids);
+  });
+
+  it("writes f32 only: asked for f16 it refuses with INVALID_ARGUMENT before running anything", async () => {
+    const d = createCommandDecoder(`MODE=good ${template()}`);
+    expect(d.formats).toEqual(["f32"]);
+    await expect(d.decode(new Uint8Array(8), { profile: "v1", shape: [1, 1], format: "f16" })).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    const r = await runConformance({ vectors: set, backends: [d] });
+    expect(r.backends.map((b) => b.format)).toEqual(["f32"]);
   });
 
   it("checks templates and quotes values for the shell", () => {

@@ -1,0 +1,293 @@
+/*
+ * One pass over a v2 stream: each record is validated and expanded at once, while its bytes are in
+ * cache, with no whole-stream leaf table. Records of a uniform layout and MIXED records wholly
+ * inside the tensor are expanded row by row across their leaves; edge records and UNIFORM_64 go
+ * through a one-record leaf table (validate.h's v2_record) and the expander (expand.h).
+ */
+/*
+ * Four 4x4 leaves with consecutive headers and 16-byte payload chunks, validated (reserved header
+ * bits, non-finite scale or bias, nonzero padding: any set bit of the result) and expanded:
+ * side by side at dst (quad = 0: each output row gets 64 contiguous bytes, one cache line) or as
+ * the TL, TR, BL, BR children of a split 8x8 node (quad = 1: 32 contiguous bytes a row).
+ */
+static inline __attribute__((always_inline)) v128_t four_4x4(const u8 *headers, const u8 *payload, float *dst, u32 cols,
+                                                              int quad) {
+  /* bytes a payload chunk must leave zero: 8..15 for FP4 (8 bytes used), 4..15 for T158 (4 used) */
+  const v128_t pad_fp4 = wasm_i32x4_const(0, 0, -1, -1), pad_t158 = wasm_i32x4_const(0, -1, -1, -1);
+  const v128_t exponent = wasm_i16x8_splat(0x7c00);
+  const v128_t h = wasm_v128_load(headers);
+  /* reserved header bits 1-3 set, or a non-finite scale or bias (exponent all ones) */
+  v128_t bad = wasm_v128_or(wasm_v128_and(h, wasm_i32x4_splat(0xe)), wasm_i16x8_eq(wasm_v128_and(h, exponent), exponent));
+  const v128_t modes = wasm_i32x4_sub(wasm_i32x4_const(0, 0, 0, 0), wasm_v128_and(h, wasm_i32x4_splat(1)));
+  /* scale * 2^-28 and bias of the four leaves at once, as LEAF_SCALE_BIAS does for one */
+  const v128_t scale_half = wasm_u32x4_shr(h, 16), bias_half = wasm_v128_and(h, wasm_i32x4_splat(0xfff0));
+  const v128_t scales = wasm_v128_or(
+      wasm_f32x4_mul(wasm_i32x4_shl(wasm_v128_and(scale_half, wasm_i32x4_splat(0x7fff)), 13), wasm_f32x4_splat(0x1p84f)),
+      wasm_i32x4_shl(wasm_v128_and(scale_half, wasm_i32x4_splat(0x8000)), 16));
+  const v128_t biases = wasm_v128_or(
+      wasm_f32x4_mul(wasm_i32x4_shl(wasm_v128_and(bias_half, wasm_i32x4_splat(0x7fff)), 13), wasm_f32x4_splat(0x1p112f)),
+      wasm_i32x4_shl(wasm_v128_and(bias_half, wasm_i32x4_splat(0x8000)), 16));
+  const v128_t v0 = wasm_v128_load(payload), v1 = wasm_v128_load(payload + 16);
+  const v128_t v2 = wasm_v128_load(payload + 32), v3 = wasm_v128_load(payload + 48);
+  const v128_t m0 = wasm_i32x4_shuffle(modes, modes, 0, 0, 0, 0), m1 = wasm_i32x4_shuffle(modes, modes, 1, 1, 1, 1);
+  const v128_t m2 = wasm_i32x4_shuffle(modes, modes, 2, 2, 2, 2), m3 = wasm_i32x4_shuffle(modes, modes, 3, 3, 3, 3);
+  bad = wasm_v128_or(bad, wasm_v128_and(v0, wasm_v128_bitselect(pad_t158, pad_fp4, m0)));
+  bad = wasm_v128_or(bad, wasm_v128_and(v1, wasm_v128_bitselect(pad_t158, pad_fp4, m1)));
+  bad = wasm_v128_or(bad, wasm_v128_and(v2, wasm_v128_bitselect(pad_t158, pad_fp4, m2)));
+  bad = wasm_v128_or(bad, wasm_v128_and(v3, wasm_v128_bitselect(pad_t158, pad_fp4, m3)));
+  const v128_t n0 = small_nibbles(v0, 0), n1 = small_nibbles(v1, 0), n2 = small_nibbles(v2, 0), n3 = small_nibbles(v3, 0);
+  const v128_t c0 = wasm_v128_bitselect(t158_from_nibbles(n0, 0), fp4_from_nibbles(n0), m0);
+  const v128_t c1 = wasm_v128_bitselect(t158_from_nibbles(n1, 0), fp4_from_nibbles(n1), m1);
+  const v128_t c2 = wasm_v128_bitselect(t158_from_nibbles(n2, 0), fp4_from_nibbles(n2), m2);
+  const v128_t c3 = wasm_v128_bitselect(t158_from_nibbles(n3, 0), fp4_from_nibbles(n3), m3);
+  const v128_t s0 = wasm_i32x4_shuffle(scales, scales, 0, 0, 0, 0), b0 = wasm_i32x4_shuffle(biases, biases, 0, 0, 0, 0);
+  const v128_t s1 = wasm_i32x4_shuffle(scales, scales, 1, 1, 1, 1), b1 = wasm_i32x4_shuffle(biases, biases, 1, 1, 1, 1);
+  const v128_t s2 = wasm_i32x4_shuffle(scales, scales, 2, 2, 2, 2), b2 = wasm_i32x4_shuffle(biases, biases, 2, 2, 2, 2);
+  const v128_t s3 = wasm_i32x4_shuffle(scales, scales, 3, 3, 3, 3), b3 = wasm_i32x4_shuffle(biases, biases, 3, 3, 3, 3);
+  store_four_4x4(c0, c1, c2, c3, s0, b0, s1, b1, s2, b2, s3, b3, dst, cols, quad);
+  return bad;
+}
+
+/*
+ * A FULL_4x4 record wholly inside the tensor, validated and expanded without a leaf table, four
+ * side-by-side leaves at a time (one 16-byte load of their headers, checked together).
+ * 1 = ok, 0 = not ok.
+ */
+static int full_4x4_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) {
+  const u64 headers_at = (u64)start + 4u, payload_at = (headers_at + 1024u + 15u) & ~15ull;
+  if (payload_at + 256u * 16u > len) return 0;
+  if (!all_zero(in, (u32)(headers_at + 1024u), (u32)payload_at)) return 0;
+  const u8 *headers = in + (u32)headers_at, *payload = in + (u32)payload_at;
+  v128_t bad = wasm_i32x4_const(0, 0, 0, 0);
+  for (u32 group = 0; group < 64u; group++, headers += 16, payload += 64) {
+    /* leaf i of the record sits at row 4 * (i / 16), column 4 * (i % 16): group g = leaves 4g..4g+3 */
+    bad = wasm_v128_or(bad, four_4x4(headers, payload, dst + (group >> 2) * 4u * cols + (group & 3u) * 16u, cols, 0));
+  }
+  return !wasm_v128_any_true(bad);
+}
+
+/*
+ * A MIXED record wholly inside the tensor, validated and expanded while its split map is walked
+ * (Morton order, as walk_split_map), without a leaf table. The leaf count is known up front:
+ * each split turns one node into four, so n = 1 + 3 * (set bits of the map) for a valid map, which
+ * places the payloads; a map with set bits the walk does not reach is rejected at the end. The
+ * four 4x4 children of a split 8x8 node are expanded together. 1 = ok, 0 = not ok.
+ */
+static int mixed_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) {
+  if ((u64)start + 16u > len) return 0;
+  const u32 map0 = load32(in + start + 4u), map1 = load32(in + start + 8u), map2 = load32(in + start + 12u);
+  const u32 n = 1u + 3u * (u32)(__builtin_popcount(map0) + __builtin_popcount(map1) + __builtin_popcount(map2));
+  if (n > 256u) return 0;
+  const u64 headers_end = (u64)start + 16u + 4u * n, payload_at = (headers_end + 15u) & ~15ull;
+  if (payload_at > len) return 0;
+  if (!all_zero(in, (u32)headers_end, (u32)payload_at)) return 0;
+#define MAP_BIT(k) ((((k) < 32u ? map0 : (k) < 64u ? map1 : map2) >> ((k) & 31u)) & 1u)
+  const u8 *header = in + start + 16u;
+  u64 p = payload_at;
+  u32 bit = 0, leaves = 0, m = 0, lg = 6, bad = 0;
+  v128_t bad4 = wasm_i32x4_const(0, 0, 0, 0);
+  for (;;) {
+    float *leaf_dst = dst + (morton_compact(m >> 1) << 2) * cols + (morton_compact(m) << 2);
+    const u32 split = MAP_BIT(bit); /* lg > 2 here: 4x4 nodes only come as the four children below */
+    bit++;
+    if (split && lg > 3u) { lg--; continue; } /* the first child starts at the same cell */
+    if (split) { /* a split 8x8 node: four 4x4 leaves, 16-byte payload chunks */
+      if (leaves + 4u > n || p + 64u > len) return 0;
+      bad4 = wasm_v128_or(bad4, four_4x4(header, in + (u32)p, leaf_dst, cols, 1));
+      header += 16, p += 64, leaves += 4, m += 4u;
+    } else if (lg == 3u && (m & 4u) == 0 && MAP_BIT(bit) == 0) {
+      /* an 8x8 leaf that is a left child (TL or BL) whose right sibling, the next node, is an
+       * 8x8 leaf too: both at once, 64 contiguous bytes per output row */
+      bit++;
+      if (leaves + 2u > n) return 0;
+      const u32 ha = load32(header), hb = load32(header + 4);
+      bad |= ((ha | hb) & 0xeu) | half_nonfinite(ha >> 16) | half_nonfinite(ha & 0xffffu) | half_nonfinite(hb >> 16) |
+             half_nonfinite(hb & 0xffffu);
+      const u64 pb = p + ((ha & 1u) ? 16u : 32u), p_end = pb + ((hb & 1u) ? 16u : 32u);
+      if (p_end > len) return 0;
+      pair_8x8(ha, hb, in + (u32)p, in + (u32)pb, leaf_dst, cols);
+      header += 8, p = p_end, leaves += 2, m += 8u;
+    } else {
+      if (leaves + 1u > n) return 0;
+      const u32 h = load32(header);
+      bad |= (h & 0xeu) | half_nonfinite(h >> 16) | half_nonfinite(h & 0xffffu);
+      const u32 mode = h & 1u;
+      /* 8x8 and larger payloads are whole 16-byte chunks: no padding */
+      const u32 used = mode ? (1u << (2u * lg)) >> 2 : (1u << (2u * lg)) >> 1;
+      if (p + used > len) return 0;
+      const u8 *payload = in + (u32)p;
+      v128_t vscale, vbias;
+      LEAF_SCALE_BIAS(h & 0xfffffff0u, vscale, vbias);
+      if (lg == 3u) { /* T158 reads 16 bytes past its payload: inside the stream copy's slack */
+        v128_t k0, k1, k2, k3;
+        CODES_8x8(payload, mode, k0, k1, k2, k3);
+        place16(leaf_dst, cols, 3, 0, k0, vscale, vbias);
+        place16(leaf_dst, cols, 3, 16, k1, vscale, vbias);
+        place16(leaf_dst, cols, 3, 32, k2, vscale, vbias);
+        place16(leaf_dst, cols, 3, 48, k3, vscale, vbias);
+      } else {
+        big_leaf(payload, leaf_dst, cols, lg, mode, vscale, vbias);
+      }
+      header += 4, p += used, leaves += 1, m += 1u << (2u * (lg - 2u));
+    }
+    if (m >= 256u) break;
+    lg = 2u + ((u32)__builtin_ctz(m) >> 1); /* the next node in pre-order: m's trailing zero digits */
+  }
+  for (u32 k = bit; k < 96u; k++) if (MAP_BIT(k)) return 0;
+#undef MAP_BIT
+  return leaves == n && !bad && !wasm_v128_any_true(bad4);
+}
+
+/*
+ * A UNIFORM_8 record wholly inside the tensor, like full_4x4_record: two side-by-side leaves at
+ * a time (64 contiguous bytes per output row). 8x8 payloads need no padding (32 bytes FP4, 16
+ * bytes T158); the FP4-sized load of a T158 leaf may read 16 bytes past it, inside the stream copy
+ * or its INPUT_SLACK_BYTES. 1 = ok, 0 = not ok.
+ */
+static int uniform_8_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) {
+  const u64 headers_at = (u64)start + 4u, payload_at = (headers_at + 256u + 15u) & ~15ull;
+  if (payload_at > len) return 0;
+  if (!all_zero(in, (u32)(headers_at + 256u), (u32)payload_at)) return 0;
+  const u8 *headers = in + (u32)headers_at;
+  u64 p = payload_at;
+  u32 bad = 0;
+  for (u32 pair = 0; pair < 32u; pair++, headers += 8) {
+    const u32 ha = load32(headers), hb = load32(headers + 4);
+    bad |= (ha | hb) & 0xeu;
+    bad |= half_nonfinite(ha >> 16) | half_nonfinite(ha & 0xffffu) | half_nonfinite(hb >> 16) | half_nonfinite(hb & 0xffffu);
+    const u32 mode_a = ha & 1u, mode_b = hb & 1u;
+    const u64 pa = p, pb = p + (mode_a ? 16u : 32u);
+    p = pb + (mode_b ? 16u : 32u);
+    if (p > len) return 0;
+    /* leaf i of the record sits at row 8 * (i / 8), column 8 * (i % 8): pair j = leaves 2j, 2j+1 */
+    pair_8x8(ha, hb, in + (u32)pa, in + (u32)pb, dst + (pair >> 2) * 8u * cols + (pair & 3u) * 16u, cols);
+  }
+  return !bad;
+}
+
+/*
+ * A UNIFORM_16 or UNIFORM_32 record (lg = 4 or 5) wholly inside the tensor: the leaves of one row
+ * of leaves (4 or 2 of them) are expanded together, 32 codes of each in turn, so every output row
+ * is written as 256 contiguous bytes (one leaf at a time would write 64 or 128 bytes to each of
+ * 16 or 32 rows, 4 KiB apart for 1024 columns). Payloads need no padding at these sizes.
+ * Four named leaf slots, not arrays: this module has no stack. 1 = ok, 0 = not ok.
+ */
+#define ROW_LEAF_START(j, mode_j, payload_j, scale_j, bias_j)                                                   \
+  do {                                                                                                         \
+    const u32 h_ = load32(in + (u32)headers_at + 4u * (leaf_row * across + (j)));                              \
+    bad |= (h_ & 0xeu) | half_nonfinite(h_ >> 16) | half_nonfinite(h_ & 0xffffu);                               \
+    mode_j = h_ & 1u;                                                                                           \
+    payload_j = in + (u32)p;                                                                                    \
+    p += mode_j ? area >> 2 : area >> 1;                                                                        \
+    LEAF_SCALE_BIAS(h_ & 0xfffffff0u, scale_j, bias_j);                                                         \
+  } while (0)
+#define ROW_LEAF_STEP(j, mode_j, payload_j, scale_j, bias_j) step32(payload_j, mode_j, k, row + ((j) << lg), cols, lg, scale_j, bias_j)
+static inline __attribute__((always_inline)) int uniform_rows_record(const u8 *in, u32 len, u32 start, float *dst,
+                                                                     u32 cols, u32 lg) {
+  const u32 across = 64u >> lg, leaves = across * across, area = 1u << (2 * lg);
+  const u64 headers_at = (u64)start + 4u, payload_at = (headers_at + 4u * leaves + 15u) & ~15ull;
+  if (payload_at > len) return 0;
+  if (!all_zero(in, (u32)(headers_at + 4u * leaves), (u32)payload_at)) return 0;
+  u64 p = payload_at;
+  u32 bad = 0;
+  for (u32 leaf_row = 0; leaf_row < across; leaf_row++) {
+    const u8 *pa, *pb, *pc = 0, *pd = 0;
+    u32 ma, mb, mc = 0, md = 0;
+    v128_t sa, ba, sb, bb, sc = wasm_f32x4_splat(0), bc = sc, sd = sc, bd = sc;
+    ROW_LEAF_START(0, ma, pa, sa, ba);
+    ROW_LEAF_START(1, mb, pb, sb, bb);
+    if (across == 4u) {
+      ROW_LEAF_START(2, mc, pc, sc, bc);
+      ROW_LEAF_START(3, md, pd, sd, bd);
+    }
+    if (p > len) return 0;
+    float *row = dst + leaf_row * (1u << lg) * cols;
+    for (u32 k = 0; k < area; k += 32) {
+      ROW_LEAF_STEP(0, ma, pa, sa, ba);
+      ROW_LEAF_STEP(1, mb, pb, sb, bb);
+      if (across == 4u) {
+        ROW_LEAF_STEP(2, mc, pc, sc, bc);
+        ROW_LEAF_STEP(3, md, pd, sd, bd);
+      }
+    }
+  }
+  return !bad;
+}
+#undef ROW_LEAF_START
+#undef ROW_LEAF_STEP
+
+/*
+ * Validate and decode in one pass: each record is checked, its leaves are written to `scratch`
+ * (room for 256 leaves, so it stays in L1 cache), and they are expanded into `out` at once, while
+ * the record's bytes are still in cache. It saves a pass over the stream and the whole-stream leaf
+ * table. `scratch` holds one record's leaf table (256 entries, 4 KiB). The price: on an invalid stream the records before the fault have already been written
+ * to `out` (the caller documents that `out` is unspecified after an error). 0 = ok, -1 = not ok.
+ */
+/* Records b0..b1-1 of a stream whose header checks passed (base: its record region); prev: the
+ * offset of record b0-1, or -1. Inner blocks go to `band` when chunk_blocks != 0, else straight to
+ * `out`, which holds output rows from row_base on; edge blocks always go to `out`. 0 ok, -1 not ok. */
+static int decode_records(const u8 *in, u32 len, u32 base, u32 b0, u32 b1, long long prev, u32 *scratch, float *out,
+                          u32 rows, u32 cols, u32 tiles_x, u32 row_base, float *band, u32 chunk_blocks) {
+  /* chunk_blocks 0: no band, inner blocks are written straight to `out` (outputs that fit in cache) */
+  const u32 banded = chunk_blocks != 0u, stride = banded ? chunk_blocks * 64u : cols;
+  u32 chunk_by = b0 / tiles_x, chunk_bx0 = b0 - chunk_by * tiles_x, chunk_inside = 0; /* band: blocks chunk_bx0.. of row chunk_by */
+  for (u32 b = b0; b < b1; b++) {
+    const long long start = v2_record_start(in, len, base, b, &prev);
+    if (start < 0) return -1;
+    const u32 by = b / tiles_x, bx = b - by * tiles_x;
+    if (banded && (by != chunk_by || bx - chunk_bx0 >= chunk_blocks)) { /* next chunk: copy out the previous one */
+      flush_band(band, stride, out, cols, chunk_by, chunk_bx0, chunk_inside);
+      chunk_by = by, chunk_bx0 = bx, chunk_inside = 0;
+    }
+    const int inside = by * 64u + 64u <= rows && bx * 64u + 64u <= cols && by < (1u << 25) && bx < (1u << 25);
+    if (!inside) {
+      /* addr_base = in: the payload addresses are absolute, as decode_leaves reads them */
+      const int n = v2_record(in, len, (u32)start, b, scratch, 256u, (u32)in);
+      if (n < 0) return -1;
+      decode_leaves(scratch, (u32)n, out, rows, cols, tiles_x, row_base);
+      continue;
+    }
+    /* inside blocks of a row come first and contiguous: the band's copied width grows by one */
+    chunk_inside = bx - chunk_bx0 + 1u;
+    float *dst = banded ? band + (bx - chunk_bx0) * 64u : out + ((by * 64u - row_base) * cols + bx * 64u);
+    int ok;
+    switch (load32(in + start)) {
+      case 1: ok = uniform_rows_record(in, len, (u32)start, dst, stride, 5); break;
+      case 2: ok = uniform_rows_record(in, len, (u32)start, dst, stride, 4); break;
+      case 3: ok = uniform_8_record(in, len, (u32)start, dst, stride); break;
+      case 5: ok = full_4x4_record(in, len, (u32)start, dst, stride); break;
+      case 4: ok = mixed_record(in, len, (u32)start, dst, stride); break;
+      default: { /* UNIFORM_64, and anything v2_record rejects */
+        const int n = v2_record(in, len, (u32)start, b, scratch, 256u, (u32)in);
+        ok = n >= 0;
+        if (ok) decode_block_at(scratch, (u32)n, dst, stride);
+      }
+    }
+    if (!ok) return -1;
+  }
+  if (banded) flush_band(band, stride, out, cols, chunk_by, chunk_bx0, chunk_inside);
+  return 0;
+}
+
+__attribute__((export_name("validate_decode_v2"))) int validate_decode_v2(const u8 *in, u32 len, u32 blocks, u32 *scratch,
+                                                                          float *out, u32 rows, u32 cols, u32 tiles_x,
+                                                                          float *band, u32 chunk_blocks) {
+  const u32 base = v2_record_base(in, len, blocks);
+  if (!base) return -1;
+  return decode_records(in, len, base, 0, blocks, -1, scratch, out, rows, cols, tiles_x, 0, band, chunk_blocks);
+}
+
+/*
+ * The same one pass over records b0..b1-1 only, written to `out` holding output rows from row_base
+ * on: decode() expands a band of macroblock rows at a time into cache-sized scratch this way.
+ * Records before b0 must have been accepted by earlier calls (their offsets order this one).
+ */
+__attribute__((export_name("validate_decode_v2_rows"))) int validate_decode_v2_rows(const u8 *in, u32 len, u32 blocks, u32 b0,
+                                                                                    u32 b1, u32 *scratch, float *out,
+                                                                                    u32 rows, u32 cols, u32 tiles_x,
+                                                                                    u32 row_base) {
+  const u32 base = v2_record_base(in, len, blocks);
+  if (!base || b0 > b1 || b1 > blocks) return -1;
+  const long long prev = b0 ? (long long)load32(in + 16u + 4u * (b0 - 1u)) : -1;
+  return decode_records(in, len, base, b0, b1, prev, scratch, out, rows, cols, tiles_x, row_base, 0, 0);
+}

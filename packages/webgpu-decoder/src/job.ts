@@ -1,0 +1,152 @@
+/**
+ * One tensor's decode as the GPU will run it, planned on the host without a GPU: its output
+ * windows, where its inputs (per-window parameters, container bytes, leaf table) sit in one
+ * upload region, and the sizes of the lookup tables the prep kernels build. `writeJob` fills that
+ * region (a mapped staging buffer), so one copy moves every input of a batch to the device.
+ */
+import { Sgfp4Error, parse, type Limits, type Profile, type Shape } from "@sgfp4/format";
+import { elementBytes, paramWords, type KernelVariant } from "./shader.js";
+import type { OutputFormat } from "@sgfp4/format";
+import { LEAF_WORDS, align, compactLeaves, compactSize, planWindows, tilesOf, windowLeaves, type OutputWindow } from "./plan.js";
+
+/** A stream the host validated: its profile, shape and leaf table (docs/ARCHITECTURE.md layout). */
+export interface ValidatedStream {
+  profile: Profile;
+  shape: Shape;
+  leafTable: Uint32Array;
+}
+
+/**
+ * Validates a stream and returns its leaf table, or throws the Sgfp4Error of DECISIONS.md
+ * section 3. The seam for a faster validator (e.g. @sgfp4/cpu-decoder's WebAssembly one); it runs
+ * once per stream, and nothing reaches the GPU before it accepted the stream.
+ */
+export type StreamValidator = (bytes: Uint8Array, opts: { profile: Profile | "auto"; shape: Shape; limits?: Limits }) => ValidatedStream;
+
+/** The reference validator: @sgfp4/format's `parse`. */
+export const parseValidator: StreamValidator = (bytes, opts) => {
+  const c = parse(bytes, opts);
+  return { profile: c.profile, shape: c.shape, leafTable: c.leafTable };
+};
+
+/** Alignment of every piece of the upload region (storage and uniform binding offsets). */
+export const PIECE_ALIGN = 256;
+
+interface Range {
+  offset: number;
+  size: number;
+}
+
+export interface JobWindow extends OutputWindow {
+  /** leaves [l0, l1) of the stream this window reads */
+  l0: number;
+  l1: number;
+  /** offsets in the job's upload region */
+  params: number;
+  payload: Range;
+  leaves: Range;
+  /** index of the first leaf in the `leaves` binding */
+  leafBase: number;
+}
+
+export interface Job {
+  name: string;
+  shape: Shape;
+  format: OutputFormat;
+  variant: KernelVariant;
+  /** output bytes (rows * cols * element bytes) */
+  outputBytes: number;
+  windows: JobWindow[];
+  /** bytes of the upload region (a multiple of PIECE_ALIGN) */
+  regionBytes: number;
+  /** bytes of the first-leaf and cell tables ("cells" variant; 0 otherwise) */
+  firstLeafBytes: number;
+  cellBytes: number;
+  /** what writeJob copies */
+  bytes: Uint8Array;
+  leafTable: Uint32Array;
+  compacted: boolean;
+}
+
+export interface JobLimits {
+  /** largest output window, bytes (a multiple of 256) */
+  maxChunkBytes: number;
+  /** largest storage binding */
+  maxBinding: number;
+  /** inputs above this are compacted per window (tests set it tiny) */
+  maxInputBytes: number;
+  maxWorkgroupsPerDimension: number;
+}
+
+const limitError = (what: string, bytes: number, limit: number) =>
+  new Sgfp4Error("LIMIT_EXCEEDED", `${what} needs ${bytes} bytes, over the device's storage binding limit of ${limit}; use a device with higher limits`);
+
+export function planJob(name: string, bytes: Uint8Array, stream: ValidatedStream, format: OutputFormat, limits: JobLimits): Job {
+  const { shape, leafTable } = stream;
+  const [rows, cols] = shape;
+  const { blocks } = tilesOf(shape);
+  const leafCount = leafTable.length / LEAF_WORDS;
+  const variant: KernelVariant = leafCount === blocks ? "single" : "cells";
+  const eb = elementBytes(format);
+  // halves: a window's binding may start up to 128 bytes before it (256-byte aligned offsets)
+  const slack = eb === 4 ? 0 : PIECE_ALIGN;
+  const maxElems = Math.max(64, Math.floor((limits.maxChunkBytes - slack) / eb / 64) * 64);
+  const windows = planWindows(shape, maxElems);
+  const inputMax = Math.min(limits.maxBinding, limits.maxInputBytes);
+  const compacted = align(bytes.length, 4) > inputMax || leafTable.byteLength > inputMax;
+  const firstLeafBytes = variant === "cells" ? align(4 * (blocks + 1), 4) : 0;
+  if (firstLeafBytes > limits.maxBinding) throw limitError("the first-leaf table", firstLeafBytes, limits.maxBinding);
+
+  let at = 0;
+  const take = (size: number): Range => {
+    const r = { offset: at, size: Math.max(16, align(size, 4)) };
+    at += align(r.size, PIECE_ALIGN);
+    return r;
+  };
+  const params = take(windows.length * PIECE_ALIGN);
+  const shared = compacted ? undefined : { payload: take(bytes.length), leaves: take(leafTable.byteLength) };
+  const jobWindows = windows.map((w, i): JobWindow => {
+    const { l0, l1 } = windowLeaves(leafTable, w);
+    if (variant === "cells" && w.blockCount * 256 > limits.maxBinding) throw limitError("one output window's cell table", w.blockCount * 256, limits.maxBinding);
+    const base = { ...w, l0, l1, params: params.offset + i * PIECE_ALIGN };
+    if (shared) return { ...base, ...shared, leafBase: 0 };
+    const need = compactSize(leafTable, l0, l1);
+    if (need.payload > limits.maxBinding || need.leaves > limits.maxBinding) throw limitError("one output window's inputs", need.payload + need.leaves, limits.maxBinding);
+    return { ...base, payload: take(need.payload), leaves: take(need.leaves), leafBase: l0 };
+  });
+  return { name, shape, format, variant, outputBytes: rows * cols * eb, windows: jobWindows, regionBytes: at, firstLeafBytes, cellBytes: variant === "cells" ? blocks * 256 : 0, bytes, leafTable, compacted };
+}
+
+/**
+ * Fill the job's upload region (`region`, the job's bytes of a mapped staging buffer). Output
+ * windows are addressed relative to an output binding that starts at a 256-byte boundary at or
+ * before the window, which only shifts half-precision windows (by 64 elements at most).
+ */
+export function writeJob(job: Job, region: Uint8Array, limits: Pick<JobLimits, "maxWorkgroupsPerDimension">): void {
+  const [rows, cols] = job.shape;
+  const { tilesX } = tilesOf(job.shape);
+  const eb = elementBytes(job.format);
+  const words = new Uint32Array(region.buffer, region.byteOffset, region.byteLength >>> 2);
+  const written = new Set<number>();
+  for (const w of job.windows) {
+    const shiftElems = ((w.outBase * eb) % PIECE_ALIGN) / eb;
+    const leafCount = w.l1 - w.l0;
+    const leafGroups = Math.ceil(leafCount / 256);
+    const p = paramWords({
+      rows, cols, tilesX, firstBlock: w.firstBlock, blockCount: w.blockCount,
+      groupsX: Math.min(w.blockCount, limits.maxWorkgroupsPerDimension), leafBase: w.leafBase,
+      outBase: w.outBase, outCount: w.outCount, outOrigin: w.outBase - shiftElems,
+      leafCount, leafEnd: w.l1, leafGroupsX: Math.min(Math.max(1, leafGroups), limits.maxWorkgroupsPerDimension),
+    });
+    words.set(p, w.params / 4);
+    if (written.has(w.payload.offset)) continue; // shared inputs: written once
+    written.add(w.payload.offset);
+    if (job.compacted) {
+      const leaves = new Uint32Array(region.buffer, region.byteOffset + w.leaves.offset, (w.l1 - w.l0) * LEAF_WORDS);
+      compactLeaves(job.bytes, job.leafTable, w.l0, w.l1, region.subarray(w.payload.offset, w.payload.offset + w.payload.size), leaves);
+    } else {
+      region.set(job.bytes, w.payload.offset);
+      region.set(new Uint8Array(job.leafTable.buffer, job.leafTable.byteOffset, job.leafTable.byteLength), w.leaves.offset);
+    }
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * The compute pipelines of a decoder (built once, reused) and how a job's windows are recorded:
+ * per window, the two prep dispatches ("cells" variant only) and the decode dispatch. Bind groups
+ * are made per call: their number grows with the windows, not with the output.
+ */
+import { CELLS_SHADER, FIRST_LEAF_SHADER } from "./prep-shader.js";
+import { PARAM_WORDS, decodeShader, elementBytes } from "./shader.js";
+import type { Job, JobWindow } from "./job.js";
+import type { Tables } from "./decoder.js";
+
+export class Kernels {
+  private readonly pipelines = new Map<string, GPUComputePipeline>();
+
+  constructor(private readonly device: GPUDevice) {}
+
+  private pipeline(key: string, code: () => string): GPUComputePipeline {
+    let p = this.pipelines.get(key);
+    if (!p) {
+      const module = this.device.createShaderModule({ code: code(), label: `sgfp4-${key}` });
+      p = this.device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" }, label: `sgfp4-${key}` });
+      this.pipelines.set(key, p);
+    }
+    return p;
+  }
+
+  private decodePipeline(job: Job): GPUComputePipeline {
+    const aligned = job.shape[1] % 4 === 0;
+    return this.pipeline(`decode-${job.variant}-${job.format}${aligned ? "-x4" : ""}`, () => decodeShader(job.variant, job.format, aligned));
+  }
+
+  private group(pipeline: GPUComputePipeline, resources: GPUBufferBinding[]): GPUBindGroup {
+    return this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: resources.map((resource, binding) => ({ binding, resource })) });
+  }
+
+  private dispatch(pass: GPUComputePassEncoder, pipeline: GPUComputePipeline, bindGroup: GPUBindGroup, groups: number): void {
+    const x = Math.min(Math.max(groups, 1), this.device.limits.maxComputeWorkgroupsPerDimension);
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, bindGroup);
+    pass.dispatchWorkgroups(x, Math.ceil(groups / x));
+  }
+
+  private inputs(w: JobWindow, t: Tables): { params: GPUBufferBinding; payload: GPUBufferBinding; leaves: GPUBufferBinding } {
+    return {
+      params: { buffer: t.inputs, offset: t.inputsBase + w.params, size: PARAM_WORDS * 4 },
+      payload: { buffer: t.inputs, offset: t.inputsBase + w.payload.offset, size: w.payload.size },
+      leaves: { buffer: t.inputs, offset: t.inputsBase + w.leaves.offset, size: w.leaves.size },
+    };
+  }
+
+  private cellSlice(w: JobWindow, t: Tables): GPUBufferBinding {
+    return { buffer: t.cells!, offset: w.firstBlock * 256, size: w.blockCount * 256 };
+  }
+
+  /** The first-leaf and cell tables of every window, built from the uploaded leaf table. */
+  recordPrep(pass: GPUComputePassEncoder, job: Job, t: Tables): void {
+    const first = this.pipeline("first-leaf", () => FIRST_LEAF_SHADER);
+    const cells = this.pipeline("cells", () => CELLS_SHADER);
+    const firstLeaf = { buffer: t.firstLeaf!, offset: 0, size: job.firstLeafBytes };
+    for (const w of job.windows) {
+      const { params, leaves } = this.inputs(w, t);
+      this.dispatch(pass, first, this.group(first, [params, leaves, firstLeaf]), Math.ceil((w.l1 - w.l0) / 256));
+      this.dispatch(pass, cells, this.group(cells, [params, leaves, firstLeaf, this.cellSlice(w, t)]), w.blockCount);
+    }
+  }
+
+  /** The decode of every window into `output` at `outputOffset` (a multiple of 256). */
+  recordDecode(pass: GPUComputePassEncoder, job: Job, t: Tables, output: GPUBuffer, outputOffset: number): void {
+    const pipeline = this.decodePipeline(job);
+    const eb = elementBytes(job.format);
+    for (const w of job.windows) {
+      const { params, payload, leaves } = this.inputs(w, t);
+      // bound from the 256-byte boundary at or before the window (the kernel's outOrigin)
+      const start = outputOffset + w.outBase * eb;
+      const bindOffset = start - (start % 256);
+      const end = Math.ceil((outputOffset + (w.outBase + w.outCount) * eb) / 4) * 4;
+      const out: GPUBufferBinding = { buffer: output, offset: bindOffset, size: end - bindOffset };
+      const tables = job.variant === "cells" ? [{ buffer: t.firstLeaf!, offset: 0, size: job.firstLeafBytes }, this.cellSlice(w, t)] : [];
+      this.dispatch(pass, pipeline, this.group(pipeline, [params, payload, leaves, out, ...tables]), w.blockCount);
+    }
+  }
+
+  clear(): void {
+    this.pipelines.clear();
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * Many tensors in one call (decodeMany), buffer reuse across calls, and a decoder's life after a
+ * rejected stream. Expected outputs: the reference decode, itself checked against construction.
+ */
+import { afterAll, describe, expect, it } from "vitest";
+import { Sgfp4Error, parse, type Shape } from "@sgfp4/format";
+import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
+import { WebGpuDecoder, type TensorInput } from "../src/decoder.js";
+import { device, noGpu } from "./device.js";
+import { referenceDecode } from "./reference.js";
+
+const SHAPES: Shape[] = [[130, 70], [65, 63], [64, 256], [3, 200], [129, 257], [1, 1]];
+const tensors: (TensorInput & { expected: Float32Array })[] = SHAPES.map((shape, i) => {
+  const profile = i % 2 ? "v1" : "v2";
+  const built = generateValid(new Rng(900 + i), { profile, shape });
+  return { name: `layer${i}.weight`, bytes: built.bytes, profile, shape, expected: built.expected };
+});
+
+const f32 = (t: TensorInput) => ({ profile: t.profile, shape: t.shape });
+
+/** A device whose createBuffer calls are counted. */
+function counting(real: GPUDevice): { device: GPUDevice; created: () => number } {
+  let n = 0;
+  const proxy = new Proxy(real, {
+    get: (t, k) => {
+      if (k === "createBuffer") return (d: GPUBufferDescriptor) => (n++, t.createBuffer(d));
+      const v = Reflect.get(t, k) as unknown;
+      return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(t) : v;
+    },
+  });
+  return { device: proxy, created: () => n };
+}
+
+describe.skipIf(noGpu)("decodeMany, pools, reuse", () => {
+  const decoder = new WebGpuDecoder(device!);
+  // 4 KiB of inputs per submission: several submissions, both staging buffers in turn
+  const smallSubmits = new WebGpuDecoder(device!, { submitBytes: 4096, maxChunkBytes: 64 * 4 * 100 });
+  afterAll(() => device?.destroy());
+
+  const readTensor = async (d: WebGpuDecoder, buffer: GPUBuffer, offset: number, byteLength: number) =>
+    (await d.readBack(buffer, offset + byteLength)).subarray(offset / 4);
+
+  for (const [label, d, arena] of [["one buffer per tensor", () => decoder, false], ["one arena", () => decoder, true], ["small submissions", () => smallSubmits, true]] as const) {
+    it(`${label}: every tensor bit-exact at its place`, async () => {
+      for (const t of tensors) expect(firstBitDifference(referenceDecode(t.bytes, parse(t.bytes, t)), t.expected)).toBe(-1);
+      const out = await d().decodeMany(tensors, { arena });
+      expect(out.map((o) => o.name)).toEqual(tensors.map((t) => t.name));
+      for (const [i, o] of out.entries()) {
+        expect(o.offset % 256).toBe(0);
+        expect(o.byteLength).toBe(tensors[i]!.shape[0] * tensors[i]!.shape[1] * 4);
+        expect(firstBitDifference(await readTensor(d(), o.buffer, o.offset, o.byteLength), tensors[i]!.expected)).toBe(-1);
+      }
+      if (arena) expect(new Set(out.map((o) => o.buffer)).size).toBe(1);
+      for (const b of new Set(out.map((o) => o.buffer))) b.destroy();
+    });
+  }
+
+  it("a rejected stream in the middle: its code, the tensor named, no output created; the decoder works after", async () => {
+    const { device: counted, created } = counting(device!);
+    const d = new WebGpuDecoder(counted);
+    const bad = tensors.map((t) => ({ ...t }));
+    bad[2] = { ...bad[2]!, bytes: bad[2]!.bytes.subarray(0, 40) };
+    const before = created();
+    const err = await d.decodeMany(bad).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Sgfp4Error);
+    expect((err as Sgfp4Error).code).toBe(parseCode(bad[2]!));
+    expect((err as Sgfp4Error).message).toContain('tensor "layer2.weight"');
+    expect(created()).toBe(before); // validation runs before any buffer exists
+    const out = await d.decodeMany(tensors);
+    for (const [i, o] of out.entries()) expect(firstBitDifference(await readTensor(d, o.buffer, 0, o.byteLength), tensors[i]!.expected)).toBe(-1);
+    for (const o of out) o.buffer.destroy();
+    d.destroy();
+  });
+
+  it("decode after a rejection, and repeated decodes reuse the pooled buffers (no new buffer)", async () => {
+    const { device: counted, created } = counting(device!);
+    const d = new WebGpuDecoder(counted);
+    const t = tensors[0]!;
+    await expect(d.decode(t.bytes.subarray(1), t)).rejects.toBeInstanceOf(Sgfp4Error);
+    expect(firstBitDifference(await d.decode(t.bytes, f32(t)), t.expected)).toBe(-1);
+    const afterFirst = created();
+    for (const u of [t, tensors[1]!, t]) expect(firstBitDifference(await d.decode(u.bytes, f32(u)), u.expected)).toBe(-1);
+    expect(created()).toBe(afterFirst); // the largest came first: staging, inputs, tables, output, readback all reused
+    d.destroy();
+  });
+
+  it("concurrent calls on one decoder are serialised over the pool", async () => {
+    const got = await Promise.all(tensors.map((t) => decoder.decode(t.bytes, f32(t))));
+    got.forEach((g, i) => expect(firstBitDifference(g, tensors[i]!.expected)).toBe(-1));
+  });
+});
+
+function parseCode(t: TensorInput): string {
+  try {
+    parse(t.bytes, { profile: t.profile, shape: t.shape });
+  } catch (e) {
+    return (e as Sgfp4Error).code;
+  }
+  throw new Error("stream unexpectedly valid");
+}
+
+if (noGpu) it.skip(`decodeMany, pools, reuse: no adapter (${noGpu})`, () => {});

@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+// Packs the load benchmark for a machine with only Node.js (the GPU machine) into <repo>/.bench/load/:
+//   bench-load.mjs            the benchmark, every workspace import bundled (webgpu stays external)
+//   worker.js                 the encoder's worker (WorkerPool loads ./worker.js next to the bundle)
+//   silero_vad_v5.onnx        the real weights (the GPU machine reaches no registry)
+// and, for the other backends' native parts, next to it under <repo>/.bench/:
+//   prebuilds/linux-x64/node.napi.node   the Vulkan addon (its loader looks in ../ of the bundle)
+//   node_modules/webgpu/{index.js,package.json} + dawn.node.xz   (unpacked by the README command)
+// Run `pnpm exec turbo run build` first (the bundle is made from dist/).
+import { execFileSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { fetchSilero } from "../dist/workloads.js";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = join(here, "..", "..", "..");
+const out = join(repo, ".bench");
+const load = join(out, "load");
+mkdirSync(load, { recursive: true });
+
+const common = {
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  external: ["webgpu"],
+  // node-gyp-build (Vulkan addon) and the encoder's workers use require(): give the ESM bundle one
+  banner: { js: 'import { createRequire as __cr } from "node:module"; const require = __cr(import.meta.url);' },
+  logLevel: "warning",
+};
+await build({ ...common, entryPoints: [join(here, "..", "dist", "main.js")], outfile: join(load, "bench-load.mjs") });
+const encoderDist = join(repo, "packages", "encoder", "dist");
+await build({ ...common, entryPoints: [join(encoderDist, "worker.js")], outfile: join(load, "worker.js") });
+
+if (!existsSync(join(load, "silero_vad_v5.onnx"))) copyFileSync(fetchSilero(), join(load, "silero_vad_v5.onnx"));
+
+const addon = join(repo, "packages", "vulkan-addon");
+const built = join(addon, "build", "Release");
+const node = existsSync(built) ? readdirSync(built).find((f) => f.endsWith(".node")) : undefined;
+mkdirSync(join(out, "prebuilds", "linux-x64"), { recursive: true });
+copyFileSync(node ? join(built, node) : join(addon, "prebuilds", "linux-x64", "node.napi.node"), join(out, "prebuilds", "linux-x64", "node.napi.node"));
+
+const webgpu = dirname(createRequire(join(repo, "packages", "webgpu-decoder", "package.json")).resolve("webgpu/package.json"));
+const target = join(out, "node_modules", "webgpu");
+mkdirSync(join(target, "dist", "linux-x64"), { recursive: true });
+for (const f of ["index.js", "package.json"]) copyFileSync(join(webgpu, f), join(target, f));
+execFileSync("sh", ["-c", `xz -T0 -6 -c "${join(webgpu, "dist", "linux-x64", "dawn.node")}" > "${join(out, "dawn.node.xz")}"`]);
+console.log(`wrote ${out}: load/bench-load.mjs, load/worker.js, load/silero_vad_v5.onnx, prebuilds/, node_modules/webgpu/, dawn.node.xz`);

@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+/**
+ * pnpm bench:load [--quick] [--backend cpu|webgpu|vulkan]... [--json FILE] [--reps N] [--weights FILE.onnx] [--threads N]
+ * Encodes the workloads, runs each requested backend's module (src/<backend>.ts), prints the
+ * table of ratios and writes JSON. Exit 1 when bits differ or a requested backend ran no row.
+ */
+import { writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
+import { parseArgs } from "node:util";
+import { failure, machine, table } from "./report.js";
+import { skippedRow } from "./timing.js";
+import type { Backend, LoadContext, LoadRow, Measure } from "./types.js";
+import { buildWorkloads } from "./workloads.js";
+
+const BACKENDS: readonly Backend[] = ["cpu", "webgpu", "vulkan"];
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    backend: { type: "string", multiple: true },
+    json: { type: "string" },
+    reps: { type: "string" },
+    weights: { type: "string" },
+    threads: { type: "string" },
+  },
+});
+const backends = (values.backend ?? [...BACKENDS]) as Backend[];
+for (const b of backends) if (!BACKENDS.includes(b)) throw new Error(`--backend must be one of ${BACKENDS.join(", ")}, got ${b}`);
+const quick = values.quick ?? false;
+const reps = values.reps ? Number(values.reps) : quick ? 5 : 9;
+if (!(Number.isInteger(reps) && reps > 0)) throw new Error(`--reps must be a positive integer, got ${values.reps}`);
+const threads = values.threads ? Number(values.threads) : availableParallelism();
+const log = (msg: string) => console.error(`[bench-load] ${msg}`);
+
+/**
+ * A backend's module, or the reason it cannot run. The specifier is a template so that a module
+ * not written yet is a skipped backend, not a build error; esbuild bundles every ./*.js here.
+ */
+async function backendModule(name: Backend): Promise<Measure | string> {
+  try {
+    const mod = (await import(`./${name}.js`)) as { measure?: Measure };
+    return mod.measure ?? `src/${name}.ts exports no measure()`;
+  } catch (e) {
+    return `src/${name}.ts could not be loaded: ${(e as Error).message.split("\n")[0]}`;
+  }
+}
+
+log(`encoding workloads (${quick ? "quick: 1024x1024, no model set" : "4096x8192 and the model set"}) on ${threads} threads`);
+const built = await buildWorkloads({ quick, threads, log, ...(values.weights ? { weights: values.weights } : {}) });
+const ctx: LoadContext = { workloads: built.workloads, model: built.model, reps, quick, log };
+const rows: LoadRow[] = [];
+for (const backend of backends) {
+  for (const m of built.missing) rows.push(skippedRow(backend, "(all paths)", m.name, m.reason));
+  const measure = await backendModule(backend);
+  if (typeof measure === "string") {
+    rows.push(skippedRow(backend, "(all paths)", "(all workloads)", measure));
+    continue;
+  }
+  try {
+    rows.push(...(await measure(ctx)));
+  } catch (e) {
+    rows.push(skippedRow(backend, "(all paths)", "(all workloads)", `measure() threw: ${(e as Error).stack ?? String(e)}`));
+  }
+}
+
+console.log(table(rows));
+if (values.json) {
+  writeFileSync(values.json, JSON.stringify({ machine: machine(), args: { quick, backends, reps, threads }, rows }, null, 1));
+  log(`wrote ${values.json}`);
+}
+const why = failure(rows, backends);
+if (why) {
+  console.error(`[bench-load] FAILED: ${why}`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,117 @@
+/**
+ * GPU floors of the load benchmark, measured on the same Dawn device as the paths they judge:
+ * uploading bytes to a device buffer, copying a device buffer to the host, and a plain WGSL copy
+ * kernel; plus the wall time of compute passes (iterations recorded in one pass, one submission).
+ */
+import { COPY_SHADER } from "@sgfp4/webgpu-decoder";
+import { medianMs } from "./timing.js";
+
+const U = { MAP_READ: 0x1, MAP_WRITE: 0x2, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80 } as const;
+
+export class GpuFloors {
+  private readonly copyPipeline: GPUComputePipeline;
+
+  constructor(private readonly device: GPUDevice, private readonly reps: number) {
+    const module = device.createShaderModule({ code: COPY_SHADER, label: "bench-copy" });
+    this.copyPipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
+  }
+
+  /** ms per iteration of `record`, `iters` of them in one compute pass and submission (median of reps). */
+  passMs(record: (pass: GPUComputePassEncoder) => void, iters: number): Promise<number> {
+    return medianMs(async () => {
+      const encoder = this.device.createCommandEncoder();
+      const pass = encoder.beginComputePass();
+      for (let i = 0; i < iters; i++) record(pass);
+      pass.end();
+      this.device.queue.submit([encoder.finish()]);
+      await this.device.queue.onSubmittedWorkDone();
+    }, this.reps).then((ms) => ms / iters);
+  }
+
+  /**
+   * Upload floor of `parts` (containers) into one device buffer: the faster of queue.writeBuffer
+   * and a reused mapped staging buffer copied on the GPU, each until the data is on the device.
+   */
+  async uploadMs(parts: readonly Uint8Array[]): Promise<{ ms: number; how: string }> {
+    const offsets: number[] = [];
+    let total = 0;
+    for (const p of parts) {
+      offsets.push(total);
+      total += Math.ceil(p.length / 256) * 256;
+    }
+    const dst = this.device.createBuffer({ size: total, usage: U.STORAGE | U.COPY_DST });
+    const staging = this.device.createBuffer({ size: total, usage: U.MAP_WRITE | U.COPY_SRC, mappedAtCreation: true });
+    try {
+      const write = await medianMs(async () => {
+        // encoder output lives in ArrayBuffers (writeBuffer takes no SharedArrayBuffer view)
+        parts.forEach((p, i) => this.device.queue.writeBuffer(dst, offsets[i]!, p as Uint8Array<ArrayBuffer>, 0, p.length & ~3));
+        await this.device.queue.onSubmittedWorkDone();
+      }, this.reps);
+      const mapped = await medianMs(async () => {
+        if (staging.mapState !== "mapped") await staging.mapAsync(U.MAP_WRITE);
+        const range = new Uint8Array(staging.getMappedRange());
+        parts.forEach((p, i) => range.set(p, offsets[i]!));
+        staging.unmap();
+        const encoder = this.device.createCommandEncoder();
+        encoder.copyBufferToBuffer(staging, 0, dst, 0, total);
+        this.device.queue.submit([encoder.finish()]);
+        await this.device.queue.onSubmittedWorkDone();
+      }, this.reps);
+      return write <= mapped ? { ms: write, how: "queue.writeBuffer" } : { ms: mapped, how: "mapped staging + GPU copy" };
+    } finally {
+      dst.destroy();
+      staging.destroy();
+    }
+  }
+
+  /** Device-to-host floor for `bytes`: GPU copy into a reused MAP_READ buffer, map, one host copy. */
+  async downloadMs(bytes: number): Promise<number> {
+    const src = this.device.createBuffer({ size: bytes, usage: U.STORAGE | U.COPY_SRC });
+    const readback = this.device.createBuffer({ size: bytes, usage: U.MAP_READ | U.COPY_DST });
+    try {
+      return await medianMs(async () => {
+        const encoder = this.device.createCommandEncoder();
+        encoder.copyBufferToBuffer(src, 0, readback, 0, bytes);
+        this.device.queue.submit([encoder.finish()]);
+        await readback.mapAsync(U.MAP_READ);
+        readback.getMappedRange().slice(0);
+        readback.unmap();
+      }, this.reps);
+    } finally {
+      src.destroy();
+      readback.destroy();
+    }
+  }
+
+  /** ms of the WGSL vec4 copy kernel moving `bytes` (a multiple of 16) from one buffer to another, per iteration. */
+  async copyKernelMs(bytes: number, iters: number): Promise<number> {
+    const maxBind = Math.floor(this.device.limits.maxStorageBufferBindingSize / 16384) * 16384;
+    const src = this.device.createBuffer({ size: bytes, usage: U.STORAGE });
+    const dst = this.device.createBuffer({ size: bytes, usage: U.STORAGE });
+    const uniforms: GPUBuffer[] = [];
+    try {
+      const groups: { bind: GPUBindGroup; x: number; y: number }[] = [];
+      for (let at = 0; at < bytes; at += maxBind) {
+        const n = Math.min(maxBind, bytes - at);
+        const count = Math.ceil(n / 16 / 1024);
+        const x = Math.min(count, this.device.limits.maxComputeWorkgroupsPerDimension);
+        const u = this.device.createBuffer({ size: 16, usage: U.UNIFORM | U.COPY_DST });
+        uniforms.push(u);
+        this.device.queue.writeBuffer(u, 0, new Uint32Array([n / 16, x, 0, 0]));
+        const entries = [{ buffer: src, offset: at, size: n }, { buffer: dst, offset: at, size: n }, { buffer: u }].map((resource, binding) => ({ binding, resource }));
+        groups.push({ bind: this.device.createBindGroup({ layout: this.copyPipeline.getBindGroupLayout(0), entries }), x, y: Math.ceil(count / x) });
+      }
+      return await this.passMs((pass) => {
+        pass.setPipeline(this.copyPipeline);
+        for (const g of groups) {
+          pass.setBindGroup(0, g.bind);
+          pass.dispatchWorkgroups(g.x, g.y);
+        }
+      }, iters);
+    } finally {
+      src.destroy();
+      dst.destroy();
+      for (const u of uniforms) u.destroy();
+    }
+  }
+}
