@@ -10,10 +10,13 @@
 //   --size     synthetic tensors N x N
 //   --policy   passed to encodeTensor / encodeModel as `policy` (when the encoder has that option)
 //   --options  more encoder options as JSON, merged in (e.g. '{"fit":{"search":"joint"}}')
-//   --out      folder for quality.{json,md} and bpw_snr.svg; default bench/results (full run)
-//              or none (--quick: print only)
+//   --out      folder for quality.{json,md} and bpw_snr.svg; default bench/results for a full run
+//              (no --quick, --input or --size), else none (print only). A run into bench/results also refreshes the marked
+//              blocks (<!-- bench:quality NAME -->) of packages/encoder/BENCHMARKS.md and the root
+//              BENCHMARKS.md; the prose around them is not rewritten.
 // Exits 1 when a row was skipped (an input could not be loaded), a container failed
 // `validate --strict`, or a CPU decode differed from the encoder's reconstruction.
+import { execFileSync } from "node:child_process";
 import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { cpus } from "node:os";
 import { resolve } from "node:path";
@@ -22,7 +25,7 @@ import { BASELINES } from "./baselines.mjs";
 import { INPUT_NAMES, QUICK_INPUTS, loadInputs } from "./quality/inputs.mjs";
 import { SETTINGS, measureBaseline, measureEncoder } from "./quality/measure.mjs";
 import { svg } from "./quality/plot.mjs";
-import { markdown } from "./quality/report.mjs";
+import { markdown, splice } from "./quality/report.mjs";
 import { vadTask } from "./quality/vad-task.mjs";
 
 const { values: args } = parseArgs({
@@ -37,13 +40,26 @@ const { values: args } = parseArgs({
 });
 const size = Number(args.size ?? (args.quick ? 256 : 1024));
 const names = args.input.flatMap((s) => s.split(",")).filter(Boolean);
-const outDir = args.out ?? (args.quick ? undefined : new URL("./results/", import.meta.url).pathname);
+const resultsDir = new URL("./results/", import.meta.url).pathname;
+const fullRun = !args.quick && !names.length && args.size === undefined;
+const outDir = args.out ?? (fullRun ? resultsDir : undefined);
+const DOCS = ["../BENCHMARKS.md", "../../../BENCHMARKS.md"].map((f) => new URL(f, import.meta.url).pathname);
 const variant = {
   label: `${args.policy ? ` --policy ${args.policy}` : ""}${args.options ? ` ${args.options}` : ""}`,
   options: { ...(args.options ? JSON.parse(args.options) : {}), ...(args.policy ? { policy: args.policy } : {}) },
 };
 const t0 = performance.now();
 const log = (msg) => console.error(`[${((performance.now() - t0) / 1000).toFixed(0)} s] ${msg}`);
+
+/** The checkout's commit (with "+changes" when the work tree differs from it), or "unknown". */
+function gitCommit() {
+  try {
+    const git = (...a) => execFileSync("git", a, { cwd: new URL(".", import.meta.url), encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    return `${git("rev-parse", "--short", "HEAD")}${git("status", "--porcelain") ? "+changes" : ""}`;
+  } catch {
+    return "unknown";
+  }
+}
 
 const result = {
   meta: {
@@ -52,6 +68,7 @@ const result = {
     machine: `${cpus()[0]?.model ?? "unknown CPU"} (${cpus().length} threads)`,
     node: process.versions.node,
     encoderVersion: JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version,
+    commit: gitCommit(),
     encoderOptions: variant.options,
     syntheticSize: size,
   },
@@ -96,6 +113,10 @@ if (outDir) {
   writeFileSync(resolve(outDir, "quality.md"), md);
   writeFileSync(resolve(outDir, "bpw_snr.svg"), svg(result));
   log(`wrote ${outDir}: quality.json, quality.md, bpw_snr.svg`);
+  if (fullRun && resolve(outDir) === resolve(resultsDir)) {
+    for (const doc of DOCS) writeFileSync(doc, splice(readFileSync(doc, "utf8"), result));
+    log(`refreshed the bench:quality blocks of ${DOCS.join(", ")}`);
+  }
 }
 const failures = result.rows.filter((r) => r.skipped || r.invalid || r.mismatched || !Number.isFinite(r.snrDb));
 if (failures.length) {

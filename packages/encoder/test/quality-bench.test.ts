@@ -9,8 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { expect, it } from "vitest";
 import { BASELINES } from "../bench/baselines.mjs";
-
-interface Row { input: string; method: string; name: string; setting: string; bpw: number; snrDb: number; skipped?: string; invalid?: number; mismatched?: number }
+import { splice, type QualityResult, type QualityRow as Row } from "../bench/quality/report.mjs";
 
 it("the quick quality benchmark measures every row", () => {
   const out = mkdtempSync(join(tmpdir(), "sgfp4-bench-quality-"));
@@ -39,4 +38,18 @@ it("the quick quality benchmark measures every row", () => {
 it("a run with an input that cannot be loaded fails", () => {
   const bench = new URL("../bench/quality.mjs", import.meta.url).pathname;
   expect(() => execFileSync(process.execPath, [bench, "--quick", "--input", "no-such-input"], { stdio: "ignore", timeout: 60_000 })).toThrow();
+});
+
+it("splice refreshes the marked blocks of a document and leaves the rest alone", () => {
+  const result: QualityResult = {
+    meta: { command: "pnpm bench:quality", date: "D", machine: "M", node: "20", encoderVersion: "0.1.0", commit: "abc", encoderOptions: {} },
+    inputs: [{ name: "gaussian", description: "g" }],
+    rows: [{ input: "gaussian", method: "baseline", name: "ggml Q4_0", setting: "ggml Q4_0", bpw: 4.5, snrDb: 21.44 }],
+    vad: null,
+  };
+  const doc = "prose\n<!-- bench:quality at-4.5 -->\nold\n<!-- /bench:quality at-4.5 -->\n<!-- bench:quality task -->\nkept\n<!-- /bench:quality task -->\nend\n";
+  const out = splice(doc, result);
+  expect(out).toContain("| ggml Q4_0 | 21.44 (4.500) |\n<!-- /bench:quality at-4.5 -->");
+  expect(out).not.toContain("\nold\n");
+  expect(out.startsWith("prose\n") && out.endsWith("<!-- bench:quality task -->\nkept\n<!-- /bench:quality task -->\nend\n")).toBe(true);
 });

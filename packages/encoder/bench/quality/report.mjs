@@ -31,15 +31,38 @@ function task(rows, vad) {
   return `${vad.description}. dp: change of the speech probability per frame (both recordings).\n\n${table(head, lines)}`;
 }
 
-export function markdown(result) {
+/** The report's parts by name: the run, its inputs, and each table (also spliced into BENCHMARKS.md files). */
+export function parts(result) {
   const { meta, rows } = result;
   const inputs = result.inputs.map((i) => i.name);
-  let md = `# Quality at equal bits: \`${meta.command}\`\n\n${meta.date}, ${meta.machine}, Node ${meta.node}, @sgfp4/encoder ${meta.encoderVersion}${Object.keys(meta.encoderOptions).length ? `, encoder options ${JSON.stringify(meta.encoderOptions)}` : ""}.\n`;
-  md += `SNR = 10 log10(sum w^2 / sum (w - w')^2) over all of an input's weights, w' the decode (for SGFP4: @sgfp4/cpu-decoder on the written containers, each validated strictly); bpw = storage bits / weights.\n\nInputs:\n${result.inputs.map((i) => `- ${i.name}: ${i.skipped ? `skipped (${i.skipped})` : i.description}`).join("\n")}\n\n`;
-  md += `## At 4.5 bits per weight\n\n${headline(rows, inputs)}\n`;
-  md += `## SGFP4 v2 per setting\n\n${byMethod(rows, inputs, "sgfp4")}\n`;
-  md += `## SGFP4 against the best baseline using no more bits (dB)\n\n${gaps(rows, inputs)}\n`;
-  md += `## Baselines (computed by bench/baselines.mjs in the same run)\n\n${byMethod(rows, inputs, "baseline")}\n`;
-  if (result.vad) md += `## Task check\n\n${task(rows, result.vad)}\n`;
+  return {
+    run: `\`${meta.command}\`, ${meta.date}, ${meta.machine}, Node ${meta.node}, @sgfp4/encoder ${meta.encoderVersion}, commit ${meta.commit}${Object.keys(meta.encoderOptions).length ? `, encoder options ${JSON.stringify(meta.encoderOptions)}` : ""}.\n`,
+    inputs: `Inputs:\n${result.inputs.map((i) => `- ${i.name}: ${i.skipped ? `skipped (${i.skipped})` : i.description}`).join("\n")}\n`,
+    "at-4.5": headline(rows, inputs),
+    "per-setting": byMethod(rows, inputs, "sgfp4"),
+    gaps: gaps(rows, inputs),
+    baselines: byMethod(rows, inputs, "baseline"),
+    ...(result.vad ? { task: task(rows, result.vad) } : {}),
+  };
+}
+
+export function markdown(result) {
+  const p = parts(result);
+  let md = `# Quality at equal bits\n\n${p.run}`;
+  md += `SNR = 10 log10(sum w^2 / sum (w - w')^2) over all of an input's weights, w' the decode (for SGFP4: @sgfp4/cpu-decoder on the written containers, each validated strictly); bpw = storage bits / weights.\n\n${p.inputs}\n`;
+  md += `## At 4.5 bits per weight\n\n${p["at-4.5"]}\n`;
+  md += `## SGFP4 v2 per setting\n\n${p["per-setting"]}\n`;
+  md += `## SGFP4 against the best baseline using no more bits (dB)\n\n${p.gaps}\n`;
+  md += `## Baselines (computed by bench/baselines.mjs in the same run)\n\n${p.baselines}\n`;
+  if (p.task) md += `## Task check\n\n${p.task}\n`;
   return md;
+}
+
+/**
+ * `doc` with every block `<!-- bench:quality NAME -->` ... `<!-- /bench:quality NAME -->`
+ * replaced by that part of the report (a part the run did not produce leaves its block alone).
+ */
+export function splice(doc, result) {
+  const p = parts(result);
+  return doc.replace(/(<!-- bench:quality ([\w.-]+) -->\n)[\s\S]*?(<!-- \/bench:quality \2 -->)/g, (all, open, name, close) => (p[name] ? `${open}${p[name]}${close}` : all));
 }
