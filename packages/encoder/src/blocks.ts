@@ -4,7 +4,7 @@
  * (tensor power), so the bytes do not depend on how rows are shared between threads.
  */
 import { MACROBLOCK, V1_PAYLOAD_BYTES, halfToFloat, packCodes, writeV2Record, type Shape } from "@sgfp4/format";
-import { fitLeaf, type FitOptions } from "./fit.js";
+import { FitWorkspace, fitLeaf, type FitOptions } from "./fit.js";
 import {
   MacroblockFitter,
   NODES_PER_BLOCK,
@@ -105,6 +105,7 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
   const decoded = decodedInto ?? new Float32Array(job.data.length);
   if (decoded.length !== job.data.length) throw new RangeError(`encodeBlockRows: ${decoded.length} decoded values for ${job.data.length} weights`);
   const block = new Float64Array(MACROBLOCK * MACROBLOCK);
+  const ws = new FitWorkspace();
   let b = 0;
   let total = 0;
   for (let ty = job.tileRowStart; ty < job.tileRowEnd; ty++) {
@@ -112,14 +113,14 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
       extractBlock(job.data, cols, rowsInData, (ty - job.tileRowStart) * MACROBLOCK, bx, block);
       let out: BlockOut;
       if (v1) {
-        const f = fitLeaf(block, MACROBLOCK, job.fit);
+        const f = fitLeaf(block, MACROBLOCK, job.fit, ws);
         const c = f.chosen;
         out = { layout: -1, leaves: [{ y: 0, x: 0, size: 64, mode: c.mode, scaleBits: c.scaleBits, biasBits: c.biasBits, errorHint: f.errorHint, codes: c.codes, sse: c.sse, lwe: c.lwe }] };
         v1Headers.set([c.scaleBits, c.biasBits, c.mode, +f.errorHint], 4 * b);
         packCodes(c.mode, c.codes, v1Payloads.subarray(V1_PAYLOAD_BYTES * b, V1_PAYLOAD_BYTES * (b + 1)));
       } else {
         // the threshold policy reads only the chosen candidates' errors
-        const fitter = new MacroblockFitter(block, job.fit, !job.rd);
+        const fitter = new MacroblockFitter(block, job.fit, ws, !job.rd);
         if (job.rd) {
           const local = (ty - job.tileRowStart) * tilesX + bx;
           out = blockFromLeaves(leavesOfRd(fitter, decideRd(job.rd.stats, local * 3 * NODES_PER_BLOCK, job.rd.lambda)));
@@ -206,11 +207,12 @@ export function statsBlockRows(job: BlockJob): Float64Array {
   const stats = new Float64Array(n * 3 * NODES_PER_BLOCK);
   const block = new Float64Array(MACROBLOCK * MACROBLOCK);
   const norm = job.tensorPower > 0 ? job.tensorPower : 1;
+  const ws = new FitWorkspace();
   for (let ty = job.tileRowStart; ty < job.tileRowEnd; ty++) {
     for (let bx = 0; bx < tilesX; bx++) {
       extractBlock(job.data, cols, rowsInData, (ty - job.tileRowStart) * MACROBLOCK, bx, block);
       const local = (ty - job.tileRowStart) * tilesX + bx;
-      macroblockStats(new MacroblockFitter(block, job.fit), norm, stats, local * 3 * NODES_PER_BLOCK);
+      macroblockStats(new MacroblockFitter(block, job.fit, ws), norm, stats, local * 3 * NODES_PER_BLOCK);
     }
   }
   return stats;

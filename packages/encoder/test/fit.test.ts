@@ -1,6 +1,6 @@
 import { MODE_FP4, MODE_T158, halfToFloat } from "@sgfp4/format";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_FIT_OPTIONS, SCALE_MULTIPLIERS, fitFp4Plain, fitLeaf, fitLeafWithSum, fitT158Plain, refitCandidate, type LeafFit } from "../src/fit.js";
+import { DEFAULT_FIT_OPTIONS, FitWorkspace, SCALE_MULTIPLIERS, boundOrFitLeaf, fitFp4Plain, fitLeaf, fitLeafChosen, fitLeafWithSum, fitT158Plain, refitCandidate, resumeLeafFit } from "../src/fit.js";
 import { biasToHalfBits, scaleToHalfBits } from "../src/half.js";
 import { synthetic, type Family } from "../src/random.js";
 
@@ -213,8 +213,9 @@ describe("refit rounds decided on bucket estimates", () => {
   });
 });
 
-describe("fitLeafWithSum, chosenOnly (T158's LWE, or its whole exact pass, skipped where it cannot be chosen)", () => {
+describe("fitLeafChosen (T158's LWE, or its whole exact pass, skipped where it cannot be chosen)", () => {
   it("chooses the same candidate with the same numbers as the full fit", () => {
+    const ws = new FitWorkspace();
     let skipped = 0;
     let notFitted = 0;
     let t158Chosen = 0;
@@ -222,8 +223,8 @@ describe("fitLeafWithSum, chosenOnly (T158's LWE, or its whole exact pass, skipp
     const settings = [opts({ v2: true }), opts({ v2: true, delta: 3 }), opts({ v2: true, delta: 40 }), opts({ v2: true, selection: "l2", delta: 3 }), opts({ v2: true, refit: false, delta: 5 })];
     forEachLeaf(["student-t", "gaussian", "sparse", "laplacian"], 9, [4, 8, 16, 32], (v, size, sv) => {
       for (const o of settings) {
-        const full = fitLeafWithSum(v, size, o, sv);
-        const lean = fitLeafWithSum(v, size, o, sv, true);
+        const full = fitLeafWithSum(v, size, o, sv, ws);
+        const lean = fitLeafChosen(v, size, o, sv, ws);
         leaves++;
         expect(lean.chosen.mode).toBe(full.chosen.mode);
         expect(lean.chosen.lwe).toBe(full.chosen.lwe);
@@ -249,25 +250,26 @@ describe("fitLeafWithSum, chosenOnly (T158's LWE, or its whole exact pass, skipp
   });
 });
 
-describe("fitLeafWithSum with splitAbove (a proof from bucket estimates that a node exceeds a limit)", () => {
+describe("boundOrFitLeaf (a proof from bucket estimates that a node exceeds a limit)", () => {
   it("answers a lower bound only above the limit, and never above the full fit's chosen LWE; resuming from it gives the full fit", () => {
+    const ws = new FitWorkspace();
     let bounds = 0;
     let fits = 0;
     let tightest = Infinity;
     const settings = [opts({ v2: true }), opts({ v2: true, delta: 3 }), opts({ v2: true, selection: "l2" }), opts({ v2: true, maxRefitIterations: 1 })];
     forEachLeaf(["student-t", "gaussian", "sparse", "laplacian", "low-rank"], 13, [16, 32, 64], (v, size, sv) => {
       for (const o of settings) {
-        const full = fitLeafWithSum(v, size, o, sv, true);
+        const full = fitLeafChosen(v, size, o, sv, ws);
         // limits below, near and above the exact error
         for (const limit of [0, full.chosen.lwe * 0.5, full.chosen.lwe * 0.97, full.chosen.lwe * 1.5]) {
-          const r = fitLeafWithSum(v, size, o, sv, true, limit);
+          const r = boundOrFitLeaf(v, size, o, sv, limit, ws);
           if ("lowerBound" in r) {
             bounds++;
             expect(r.lowerBound).toBeGreaterThan(limit);
             expect(r.lowerBound).toBeLessThanOrEqual(full.chosen.lwe);
             tightest = Math.min(tightest, full.chosen.lwe / r.lowerBound);
             // the full fit resumed from the bound's estimates is the fit made from scratch
-            const resumed = fitLeafWithSum(v, size, o, sv, true, Infinity, r.resume) as LeafFit;
+            const resumed = resumeLeafFit(v, size, o, sv, r.resume, ws);
             expect(resumed.chosen).toEqual(full.chosen);
             expect(resumed.fp4).toEqual(full.fp4);
             expect(resumed.t158Allowed).toBe(full.t158Allowed);
