@@ -11,7 +11,8 @@ import { laplacianWeightedError } from "../laplacian.js";
 import { measureErrors, sum } from "./codes.js";
 import { fp4PlainParameters, t158ParametersAfterFp4 } from "./plain.js";
 import { LWE_FROM_SSE_MARGIN, estimateRefit, plainThenRefit, refitFromEstimate, type RefitEstimate } from "./refit.js";
-import type { Candidate, FitOptions, LeafFit, Parameters } from "./types.js";
+import { jointCandidate } from "./joint.js";
+import type { Candidate, FitOptions, Fitted, LeafFit, Parameters } from "./types.js";
 import { FitWorkspace } from "./workspace.js";
 
 /**
@@ -80,8 +81,12 @@ function withLwe(ws: FitWorkspace, v: Float64Array, size: number, c: Candidate):
   return c;
 }
 
-function select(ws: FitWorkspace, v: Float64Array, size: number, o: FitOptions, sv: number, chosenOnly: boolean, splitAbove: number, resume: FitResume | undefined): LeafFit | LweLowerBound {
+function select(ws: FitWorkspace, v: Float64Array, size: number, o: FitOptions, sv: number, chosenOnlyAsked: boolean, splitAboveAsked: number, resume: FitResume | undefined): LeafFit | LweLowerBound {
   const n = size * size;
+  // the bounds and skips below are proofs about the 22.7 candidates; the joint search can beat them
+  const joint = o.search === "joint" && o.refit;
+  const chosenOnly = chosenOnlyAsked && !joint;
+  const splitAbove = joint ? Infinity : splitAboveAsked;
   let fp4Start: Parameters | undefined;
   let t158Start: Parameters | undefined;
   let fp4Estimate: RefitEstimate | null;
@@ -104,16 +109,18 @@ function select(ws: FitWorkspace, v: Float64Array, size: number, o: FitOptions, 
     const lowerBound = (low / n) * LWE_FROM_SSE_MARGIN;
     if (lowerBound > splitAbove) return { lowerBound, resume: { fp4: fp4Estimate, t158: t158Estimate } };
   }
-  const fp4: Candidate = fp4Estimate
+  let fp4: Fitted = fp4Estimate
     ? refitFromEstimate(ws, v, n, MODE_FP4, fp4Estimate, o.v2, o.maxRefitIterations, sv)!
     : plainThenRefit(ws, v, n, MODE_FP4, fp4Start!, o.refit, o.v2, o.maxRefitIterations, sv);
+  if (joint) fp4 = jointCandidate(ws, v, n, MODE_FP4, fp4, o.v2, o.maxRefitIterations, sv);
   withLwe(ws, v, size, fp4);
   const errF = o.selection === "l2" ? fp4.sse / n : fp4.lwe;
   const limitT = (1 + o.delta) * errF;
   // chosenOnly: T158's error estimate from the buckets may already prove it loses (its LWE is
   // at least sse / n up to LWE_FROM_SSE_MARGIN); then it gets no exact pass and no codes
   if (!t158Estimate && refitsFromBuckets(ws, o, t158Start!)) t158Estimate = estimateRefit(ws, n, MODE_T158, t158Start!, o.v2, o.maxRefitIterations, sv);
-  const t158 = t158Estimate ? refitFromEstimate(ws, v, n, MODE_T158, t158Estimate, o.v2, o.maxRefitIterations, sv, chosenOnly ? limitT : Infinity) : plainThenRefit(ws, v, n, MODE_T158, t158Start!, o.refit, o.v2, o.maxRefitIterations, sv);
+  let t158 = t158Estimate ? refitFromEstimate(ws, v, n, MODE_T158, t158Estimate, o.v2, o.maxRefitIterations, sv, chosenOnly ? limitT : Infinity) : plainThenRefit(ws, v, n, MODE_T158, t158Start!, o.refit, o.v2, o.maxRefitIterations, sv);
+  if (joint && t158) t158 = jointCandidate(ws, v, n, MODE_T158, t158, o.v2, o.maxRefitIterations, sv);
   if (t158 === null) return { fp4, t158: T158_NOT_FITTED, t158Allowed: false, chosen: fp4, errorHint: false };
   const t158Allowed = t158.maxAbsError <= o.outlierGuard * halfBitsValue(t158.scaleBits);
   let chosen: Candidate = fp4;

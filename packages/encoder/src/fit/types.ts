@@ -14,6 +14,11 @@ export interface FitOptions {
   maxRefitIterations: number;
   /** error used to compare the modes */
   selection: "laplacian" | "l2";
+  /**
+   * "spec": the 22.7 start (bias = mean) and its refit; "joint": other grid placements and
+   * T158 thresholds tried too, the best kept (fit/joint.ts; needs refit)
+   */
+  search: "spec" | "joint";
 }
 
 export const DEFAULT_FIT_OPTIONS: Readonly<Omit<FitOptions, "v2">> = {
@@ -22,6 +27,7 @@ export const DEFAULT_FIT_OPTIONS: Readonly<Omit<FitOptions, "v2">> = {
   refit: true,
   maxRefitIterations: 4,
   selection: "laplacian",
+  search: "spec",
 };
 
 export interface Candidate {

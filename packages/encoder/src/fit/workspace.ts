@@ -74,6 +74,13 @@ export class FitWorkspace {
    * so this is the sum its plain fit would compute (same terms, same order).
    */
   centredAbsSum = 0;
+  /** the joint search's starts (joint.ts) */
+  readonly jointScale = new Float64Array(16);
+  readonly jointBias = new Float64Array(16);
+  jointStarts = 0;
+  /** the least-squares solution of the last start ranked */
+  lsScale = 0;
+  lsBias = 0;
 
   isRoundScratch(codes: Int8Array): boolean {
     return codes === this.roundCodesA || codes === this.roundCodesB;
