@@ -5,18 +5,8 @@
  */
 import { MACROBLOCK, V1_PAYLOAD_BYTES, halfToFloat, packCodes, writeV2Record, type Shape } from "@sgfp4/format";
 import { FitWorkspace, fitLeaf, type FitOptions } from "./fit.js";
-import {
-  MacroblockFitter,
-  NODES_PER_BLOCK,
-  blockFromLeaves,
-  decideByThreshold,
-  decideRd,
-  leavesOfNode,
-  leavesOfRd,
-  macroblockStats,
-  type BlockOut,
-  type QuadtreeOptions,
-} from "./quadtree.js";
+import { MacroblockFitter, NODES_PER_BLOCK, blockFromLeaves, decideByThreshold, decideRd, leavesOfNode, leavesOfRd, type BlockOut, type QuadtreeOptions } from "./quadtree.js";
+import { NODE_STATS, RdSolver, macroblockStats, writeNodeStats, type Distortion } from "./rd.js";
 
 export interface BlockJob {
   profile: "v1" | "v2";
@@ -30,8 +20,15 @@ export interface BlockJob {
   quadtree: QuadtreeOptions;
   /** mean(w^2) over the whole tensor */
   tensorPower: number;
-  /** v2 rate-distortion mode: lambda and the per-node statistics of these blocks */
-  rd?: { lambda: number; stats: Float64Array };
+  /** "rd": decisions by D + lambda * exact bytes (rd.ts); "spec": the 22.7 thresholds (or their rate control) */
+  policy: "rd" | "spec";
+  /** rd policy: the distortion measure */
+  distortion: Distortion;
+  /**
+   * v2 rate-distortion decisions: lambda and the per-node statistics of these blocks (policy "rd"
+   * may leave them out: each block's nodes are then fitted as the decision asks for them)
+   */
+  rd?: { lambda: number; stats?: Float64Array };
 }
 
 /** Copy macroblock (by, bx) into a zero-padded 64x64 buffer. */
@@ -106,6 +103,9 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
   if (decoded.length !== job.data.length) throw new RangeError(`encodeBlockRows: ${decoded.length} decoded values for ${job.data.length} weights`);
   const block = new Float64Array(MACROBLOCK * MACROBLOCK);
   const ws = new FitWorkspace();
+  const solver = new RdSolver();
+  const blockStats = new Float64Array(NODE_STATS * NODES_PER_BLOCK);
+  const norm = normalizerOf(job);
   let b = 0;
   let total = 0;
   for (let ty = job.tileRowStart; ty < job.tileRowEnd; ty++) {
@@ -121,8 +121,14 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
       } else {
         // the threshold policy reads only the chosen candidates' errors
         const fitter = new MacroblockFitter(block, job.fit, ws, !job.rd);
-        if (job.rd) {
-          const local = (ty - job.tileRowStart) * tilesX + bx;
+        const local = (ty - job.tileRowStart) * tilesX + bx;
+        if (job.rd && job.policy === "rd") {
+          const given = job.rd.stats;
+          const fill = (y: number, x: number, size: number, k: number): void => writeNodeStats(fitter.at(y, x, size), size, norm, job.distortion, blockStats, k);
+          if (!given) blockStats.fill(Number.NaN);
+          const choice = given ? solver.solve(given, local * NODE_STATS * NODES_PER_BLOCK, job.rd.lambda) : solver.solve(blockStats, 0, job.rd.lambda, fill);
+          out = blockFromLeaves(leavesOfRd(fitter, choice));
+        } else if (job.rd && job.rd.stats) {
           out = blockFromLeaves(leavesOfRd(fitter, decideRd(job.rd.stats, local * 3 * NODES_PER_BLOCK, job.rd.lambda)));
         } else {
           out = blockFromLeaves(leavesOfNode(decideByThreshold(fitter, job.quadtree, job.tensorPower)));
@@ -198,6 +204,11 @@ export function reconstructBlock(block: BlockOut, by: number, bx: number, shape:
   }
 }
 
+/** Rate-distortion errors are relative to the tensor's power, so one lambda serves every tensor of a model. */
+function normalizerOf(job: BlockJob): number {
+  return job.tensorPower > 0 ? job.tensorPower : 1;
+}
+
 /** Rate-control statistics of every node of every block in the job (errors relative to tensor power). */
 export function statsBlockRows(job: BlockJob): Float64Array {
   const [, cols] = job.shape;
@@ -206,13 +217,13 @@ export function statsBlockRows(job: BlockJob): Float64Array {
   const n = (job.tileRowEnd - job.tileRowStart) * tilesX;
   const stats = new Float64Array(n * 3 * NODES_PER_BLOCK);
   const block = new Float64Array(MACROBLOCK * MACROBLOCK);
-  const norm = job.tensorPower > 0 ? job.tensorPower : 1;
+  const norm = normalizerOf(job);
   const ws = new FitWorkspace();
   for (let ty = job.tileRowStart; ty < job.tileRowEnd; ty++) {
     for (let bx = 0; bx < tilesX; bx++) {
       extractBlock(job.data, cols, rowsInData, (ty - job.tileRowStart) * MACROBLOCK, bx, block);
       const local = (ty - job.tileRowStart) * tilesX + bx;
-      macroblockStats(new MacroblockFitter(block, job.fit, ws), norm, stats, local * 3 * NODES_PER_BLOCK);
+      macroblockStats(new MacroblockFitter(block, job.fit, ws), norm, job.policy === "rd" ? job.distortion : "lwe", stats, local * NODE_STATS * NODES_PER_BLOCK);
     }
   }
   return stats;

@@ -44,6 +44,12 @@ export interface ModelEncodeOptions {
   threads?: number;
   fit?: EncodeOptions["fit"];
   quadtree?: EncodeOptions["quadtree"];
+  /** see EncodeOptions: "rd" (default) or "spec" (the 22.7 policy) */
+  policy?: EncodeOptions["policy"];
+  /** rd policy: "mse" (default) or "lwe" */
+  distortion?: EncodeOptions["distortion"];
+  /** rd policy without bpw: one lambda for every tensor */
+  lambda?: EncodeOptions["lambda"];
   /** progress in weights: (done, total, tensor name) */
   onProgress?: (done: number, total: number, name: string) => void;
 }
@@ -108,7 +114,9 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
   try {
     const shapeOf = (t: TensorEntry): Shape => [t.shape[0]!, numel(t.shape) / t.shape[0]!];
     const load = async (t: TensorEntry) => toFloat32(await readTensorBytes(file.path, t), t.dtype, t.name);
-    const encOpts: EncodeOptions = { profile, ...(opts.fit ? { fit: opts.fit } : {}), ...(opts.quadtree ? { quadtree: opts.quadtree } : {}), ...(pool ? { pool } : {}) };
+    const { policy, distortion, lambda: givenLambda } = opts;
+    const rdOptions = { ...(policy ? { policy } : {}), ...(distortion ? { distortion } : {}), ...(givenLambda !== undefined ? { lambda: givenLambda } : {}) };
+    const encOpts: EncodeOptions = { profile, ...rdOptions, ...(opts.fit ? { fit: opts.fit } : {}), ...(opts.quadtree ? { quadtree: opts.quadtree } : {}), ...(pool ? { pool } : {}) };
 
     // Model-level rate control: one lambda for all tensors (errors relative to each tensor's power).
     let lambda: number | undefined;
@@ -173,7 +181,7 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
       encoder: {
         name: ENCODER_NAME,
         version: ENCODER_VERSION,
-        settings: { profile, ...(opts.bpw !== undefined ? { bpw: opts.bpw, lambda } : {}), fit: opts.fit ?? {}, quadtree: opts.quadtree ?? {}, minElements },
+        settings: { profile, ...rdOptions, ...(opts.bpw !== undefined ? { bpw: opts.bpw, lambda } : {}), fit: opts.fit ?? {}, quadtree: opts.quadtree ?? {}, minElements },
       },
       tensors,
       ...(passthrough ? { passthrough } : {}),

@@ -1,6 +1,7 @@
 /**
- * v2 quadtree decisions for one 64x64 macroblock: the 22.7 threshold policy (with relative or
- * absolute thresholds and hysteresis) and a rate-distortion policy used by rate control.
+ * v2 quadtree decisions for one 64x64 macroblock under the "spec" policy: the 22.7 threshold
+ * policy (with relative or absolute thresholds and hysteresis) and the rate control of that policy
+ * (approximate bits per leaf). The "rd" policy is in rd.ts.
  */
 import { LAYOUT, MACROBLOCK, MODE_FP4, MODE_T158, align16, payloadBytes, type Layout, type Mode, type QuadTree } from "@sgfp4/format";
 import { boundOrFitLeaf, fitLeafChosen, fitLeafWithSum, resumeLeafFit, type FitOptions, type FitResume, type FitWorkspace, type LeafFit, type LweLowerBound } from "./fit.js";
@@ -188,25 +189,6 @@ export function decideByThreshold(f: MacroblockFitter, q: QuadtreeOptions, tenso
 /** Bits one leaf costs in a v2 record: its header word and its 16-byte padded payload. */
 export function leafBits(size: number, mode: Mode): number {
   return 32 + 8 * align16(payloadBytes(size, mode));
-}
-
-/**
- * Per-node statistics for rate control: for node id k, [3k] = FP4 LWE, [3k+1] = T158 LWE,
- * [3k+2] = 1 when the outlier guard allows T158. Errors are divided by `normalizer`.
- */
-export function macroblockStats(f: MacroblockFitter, normalizer: number, out: Float64Array, at: number): void {
-  for (let level = 0; level < 5; level++) {
-    const size = LEVEL_SIZES[level]!;
-    for (let y = 0; y < MACROBLOCK; y += size) {
-      for (let x = 0; x < MACROBLOCK; x += size) {
-        const fit = f.at(y, x, size);
-        const k = at + 3 * nodeId(y, x, size);
-        out[k] = fit.fp4.lwe / normalizer;
-        out[k + 1] = fit.t158.lwe / normalizer;
-        out[k + 2] = fit.t158Allowed ? 1 : 0;
-      }
-    }
-  }
 }
 
 export interface RdChoice {

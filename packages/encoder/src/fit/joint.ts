@@ -20,14 +20,15 @@ import type { FitWorkspace } from "./workspace.js";
 
 /** Steps beyond 15 of the range starts (ggml's Q4_K search spans 14..16 in 0.1 steps; six cost <= 0.05 dB against 21 on 8x8 leaves). */
 const RANGE_STEPS = [-1, -0.5, 0, 0.5, 1, 1.5];
-/** T158 threshold starts, as fractions of the mean absolute deviation (the 22.7 start is 0.5). */
-const T158_THRESHOLDS = [0.3, 0.45, 0.65, 0.8, 1, 1.25];
+/** T158 threshold starts, as fractions of the mean absolute deviation (0.5: the 22.7 start). */
+const T158_THRESHOLDS = [0.3, 0.45, 0.5, 0.65, 0.8, 1, 1.25];
 
 /**
- * The better of `spec` (the leaf's 22.7 fit + refit) and the joint search's best start refitted.
- * sv: the leaf's index-order sum.
+ * The joint search's best start refitted, or `spec` (the leaf's 22.7 fit + refit, given for
+ * FP4) where that is better. T158 is not given one: its 22.7 start is among the starts (its
+ * refit rounds were a fifth of the encode's time). sv: the leaf's index-order sum.
  */
-export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mode: Mode, spec: Fitted, v2: boolean, maxIterations: number, sv: number): Fitted {
+export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mode: Mode, spec: Fitted | null, v2: boolean, maxIterations: number, sv: number): Fitted {
   let min = Infinity;
   let max = -Infinity;
   let absDev = 0;
@@ -38,15 +39,17 @@ export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mod
     if (w > max) max = w;
     absDev += Math.abs(w - mean);
   }
-  if (!(max > min) || !(max - min < Infinity)) return spec;
+  // every code 0 (a constant leaf): no start identifies a scale
+  const flat = (): Fitted => spec ?? assignAndMeasure(ws, v, n, mode, 0, biasToHalfBits(mean, v2), new Int8Array(n));
+  if (!(max > min) || !(max - min < Infinity)) return flat();
   ws.jointStarts = 0;
   if (mode === MODE_FP4) {
     for (const d of RANGE_STEPS) {
       const S = (max - min) / (15 + d);
       addStart(ws, S, min + 8 * S);
     }
-    const S = halfBitsValue(spec.scaleBits);
-    const B = halfBitsValue(spec.biasBits);
+    const S = spec ? halfBitsValue(spec.scaleBits) : 0;
+    const B = spec ? halfBitsValue(spec.biasBits) : 0;
     if (S > 0) {
       addStart(ws, S, B + 0.5 * S);
       addStart(ws, S, B - 0.5 * S);
@@ -66,11 +69,11 @@ export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mod
       bestB = ws.lsBias;
     }
   }
-  if (!(bestKey > -Infinity)) return spec;
+  if (!(bestKey > -Infinity)) return flat();
   const scaleBits = scaleToHalfBits(bestS);
   const start = assignAndMeasure(ws, v, n, mode, scaleBits, biasToHalfBits(bestB, v2), ws.roundCodesA);
   const found = refit(ws, v, n, start, v2, maxIterations, sv);
-  return found.sse < spec.sse ? found : spec;
+  return spec && !(found.sse < spec.sse) ? spec : found;
 }
 
 function addStart(ws: FitWorkspace, S: number, B: number): void {

@@ -118,9 +118,12 @@ function select(ws: FitWorkspace, v: Float64Array, size: number, o: FitOptions, 
   const limitT = (1 + o.delta) * errF;
   // chosenOnly: T158's error estimate from the buckets may already prove it loses (its LWE is
   // at least sse / n up to LWE_FROM_SSE_MARGIN); then it gets no exact pass and no codes
-  if (!t158Estimate && refitsFromBuckets(ws, o, t158Start!)) t158Estimate = estimateRefit(ws, n, MODE_T158, t158Start!, o.v2, o.maxRefitIterations, sv);
-  let t158 = t158Estimate ? refitFromEstimate(ws, v, n, MODE_T158, t158Estimate, o.v2, o.maxRefitIterations, sv, chosenOnly ? limitT : Infinity) : plainThenRefit(ws, v, n, MODE_T158, t158Start!, o.refit, o.v2, o.maxRefitIterations, sv);
-  if (joint && t158) t158 = jointCandidate(ws, v, n, MODE_T158, t158, o.v2, o.maxRefitIterations, sv);
+  if (!joint && !t158Estimate && refitsFromBuckets(ws, o, t158Start!)) t158Estimate = estimateRefit(ws, n, MODE_T158, t158Start!, o.v2, o.maxRefitIterations, sv);
+  const t158 = joint
+    ? jointCandidate(ws, v, n, MODE_T158, null, o.v2, o.maxRefitIterations, sv)
+    : t158Estimate
+      ? refitFromEstimate(ws, v, n, MODE_T158, t158Estimate, o.v2, o.maxRefitIterations, sv, chosenOnly ? limitT : Infinity)
+      : plainThenRefit(ws, v, n, MODE_T158, t158Start!, o.refit, o.v2, o.maxRefitIterations, sv);
   if (t158 === null) return { fp4, t158: T158_NOT_FITTED, t158Allowed: false, chosen: fp4, errorHint: false };
   const t158Allowed = t158.maxAbsError <= o.outlierGuard * halfBitsValue(t158.scaleBits);
   let chosen: Candidate = fp4;
