@@ -55,7 +55,35 @@ export const COUNT_T158_WEIGHTS = 1;
 export const COUNT_LEAVES = 2;
 /** records of layout L at COUNT_LAYOUTS + L (0-5) */
 export const COUNT_LAYOUTS = 7;
-const COUNT_SLOTS = 13;
+/** weights outside [CLIP_LOW, CLIP_HIGH] */
+export const COUNT_CLIPPED = 13;
+const COUNT_SLOTS = 14;
+
+/**
+ * The largest and smallest values a leaf decodes to at the largest FP16 scale with its bias at
+ * zero: 7 * 65504 and -8 * 65504. A larger bias reaches further (to 7 * 65504 + 65024), but
+ * moves every other weight of the leaf by as much: the least-squares fit of a 4x4 leaf holding
+ * 1e6 (clipped to that far end) put its 15 unit-sized neighbours at about 4000.
+ */
+export const CLIP_HIGH = 7 * 65504;
+export const CLIP_LOW = -8 * 65504;
+
+/**
+ * Weights beyond [CLIP_LOW, CLIP_HIGH] moved to the nearest end (policy rd): the fit then spends
+ * its leaf's range on a value it can reach with its bias near the other weights. Returns how
+ * many were moved.
+ */
+export function clipToFormat(block: Float64Array): number {
+  let clipped = 0;
+  for (let i = 0; i < block.length; i++) {
+    const w = block[i]!;
+    if (w > CLIP_HIGH) block[i] = CLIP_HIGH;
+    else if (w < CLIP_LOW) block[i] = CLIP_LOW;
+    else continue;
+    clipped++;
+  }
+  return clipped;
+}
 
 /**
  * A job's result: its blocks written out and summarised, in raster order, and the exact decode
@@ -82,6 +110,8 @@ export interface EncodedRows {
    * (TensorStats.snrDb; tile-row sums added in order give the same totals for any job split)
    */
   signalError: Float64Array;
+  /** largest |w - decoded| of the job's weights */
+  maxAbsError: number;
   decoded: Float32Array;
 }
 
@@ -108,9 +138,11 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
   const norm = normalizerOf(job);
   let b = 0;
   let total = 0;
+  let maxAbsError = 0;
   for (let ty = job.tileRowStart; ty < job.tileRowEnd; ty++) {
     for (let bx = 0; bx < tilesX; bx++, b++) {
       extractBlock(job.data, cols, rowsInData, (ty - job.tileRowStart) * MACROBLOCK, bx, block);
+      if (job.policy === "rd") clipToFormat(block);
       let out: BlockOut;
       if (v1) {
         const f = fitLeaf(block, MACROBLOCK, job.fit, ws);
@@ -159,6 +191,10 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
       const d = w - decoded[i]!;
       sig += w * w;
       err += d * d;
+      const a = Math.abs(d);
+      if (a > maxAbsError) maxAbsError = a;
+      // counted under both policies (the spec policy's fit clips them too, by its FP16 limits)
+      if (w > CLIP_HIGH || w < CLIP_LOW) counts[COUNT_CLIPPED]!++;
     }
     signalError[2 * (ty - job.tileRowStart)] = sig;
     signalError[2 * (ty - job.tileRowStart) + 1] = err;
@@ -172,7 +208,7 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
       at += r.length;
     }
   }
-  return { bytes, recordBytes, v1Headers, lweArea, counts, signalError, decoded };
+  return { bytes, recordBytes, v1Headers, lweArea, counts, signalError, maxAbsError, decoded };
 }
 
 /** Code + 8 -> decoded value of the leaf being written (reconstructBlock). */
@@ -222,6 +258,7 @@ export function statsBlockRows(job: BlockJob): Float64Array {
   for (let ty = job.tileRowStart; ty < job.tileRowEnd; ty++) {
     for (let bx = 0; bx < tilesX; bx++) {
       extractBlock(job.data, cols, rowsInData, (ty - job.tileRowStart) * MACROBLOCK, bx, block);
+      if (job.policy === "rd") clipToFormat(block);
       const local = (ty - job.tileRowStart) * tilesX + bx;
       macroblockStats(new MacroblockFitter(block, job.fit, ws), norm, job.policy === "rd" ? job.distortion : "lwe", stats, local * NODE_STATS * NODES_PER_BLOCK);
     }

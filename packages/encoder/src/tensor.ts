@@ -1,6 +1,6 @@
 /** Encode one 2-D float32 tensor to a v1 or v2 container, with statistics and its exact decode. */
 import { LAYOUT_NAMES, MACROBLOCK, Sgfp4Error, V1_PAYLOAD_BYTES, align16, assembleV2, writeV1, type Shape } from "@sgfp4/format";
-import { COUNT_FP4_WEIGHTS, COUNT_LAYOUTS, COUNT_LEAVES, COUNT_T158_WEIGHTS, tilesOf, type BlockJob, type EncodedRows } from "./blocks.js";
+import { COUNT_CLIPPED, COUNT_FP4_WEIGHTS, COUNT_LAYOUTS, COUNT_LEAVES, COUNT_T158_WEIGHTS, tilesOf, type BlockJob, type EncodedRows } from "./blocks.js";
 import { DEFAULT_FIT_OPTIONS, type FitOptions } from "./fit.js";
 import { runChunks, type WorkerPool } from "./parallel.js";
 import { DEFAULT_QUADTREE_OPTIONS, NODES_PER_BLOCK, decideRd, type QuadtreeOptions } from "./quadtree.js";
@@ -58,6 +58,14 @@ export interface TensorStats {
   leafSizes: Record<string, number>;
   /** rate control's lambda, when used */
   lambda?: number;
+  /**
+   * weights beyond what a leaf can decode to with its bias at zero (above 7 * 65504 = 458528 or
+   * below -8 * 65504 = -524032): the rd policy fits them clipped to that end; counted under
+   * either policy. A manifest and the command line report it.
+   */
+  clipped: number;
+  /** largest |w - decoded| over the real weights */
+  maxAbsError: number;
 }
 
 export interface EncodedTensor {
@@ -102,33 +110,56 @@ function checkedTensorPower(data: Float32Array, shape: Shape): number {
  * each in index order) added as ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)): every term is
  * exact (a float32 squared fits a double), and eight independent additions run several times
  * faster than one chain, which waits on each addition (this pass runs on the calling thread
- * before any worker starts: a third of a 16-thread encode with a single chain).
+ * before any worker starts: a third of a 16-thread encode with a single chain). cap2: see
+ * robustPower.
  */
-export function tensorPower(data: Float32Array): number {
+export function tensorPower(data: Float32Array, cap2 = Infinity): number {
   const n = data.length;
   let p0 = 0, p1 = 0, p2 = 0, p3 = 0, p4 = 0, p5 = 0, p6 = 0, p7 = 0;
+  // each square at most cap2 (robustPower); with cap2 = Infinity every square as it is
+  const sq = (w: number): number => (w * w < cap2 ? w * w : cap2);
   let i = 0;
   for (; i + 8 <= n; i += 8) {
-    const a = data[i]!, b = data[i + 1]!, c = data[i + 2]!, d = data[i + 3]!;
-    const e = data[i + 4]!, f = data[i + 5]!, g = data[i + 6]!, h = data[i + 7]!;
-    p0 += a * a;
-    p1 += b * b;
-    p2 += c * c;
-    p3 += d * d;
-    p4 += e * e;
-    p5 += f * f;
-    p6 += g * g;
-    p7 += h * h;
+    p0 += sq(data[i]!);
+    p1 += sq(data[i + 1]!);
+    p2 += sq(data[i + 2]!);
+    p3 += sq(data[i + 3]!);
+    p4 += sq(data[i + 4]!);
+    p5 += sq(data[i + 5]!);
+    p6 += sq(data[i + 6]!);
+    p7 += sq(data[i + 7]!);
   }
   // the last n mod 8 elements, each in its partial (i mod 8)
-  if (i < n) p0 += data[i]! * data[i]!;
-  if (i + 1 < n) p1 += data[i + 1]! * data[i + 1]!;
-  if (i + 2 < n) p2 += data[i + 2]! * data[i + 2]!;
-  if (i + 3 < n) p3 += data[i + 3]! * data[i + 3]!;
-  if (i + 4 < n) p4 += data[i + 4]! * data[i + 4]!;
-  if (i + 5 < n) p5 += data[i + 5]! * data[i + 5]!;
-  if (i + 6 < n) p6 += data[i + 6]! * data[i + 6]!;
+  if (i < n) p0 += sq(data[i]!);
+  if (i + 1 < n) p1 += sq(data[i + 1]!);
+  if (i + 2 < n) p2 += sq(data[i + 2]!);
+  if (i + 3 < n) p3 += sq(data[i + 3]!);
+  if (i + 4 < n) p4 += sq(data[i + 4]!);
+  if (i + 5 < n) p5 += sq(data[i + 5]!);
+  if (i + 6 < n) p6 += sq(data[i + 6]!);
   return (((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))) / n;
+}
+
+/** At most this share of the weights lies above robustPower's cap. */
+const ROBUST_TOP_SHARE = 1 / 1024;
+
+/**
+ * The rd policy's unit of distortion (one lambda then means the same for every tensor): the
+ * tensor power with each square capped at 4^k, for 2^k the smallest power of two that at most
+ * n / 1024 of the |w| reach (binary exponents counted from the float32 bits: exact). A few
+ * outliers (a single 1e6 among unit weights) would otherwise make the rest of the tensor's
+ * error look free, and every block would take the fewest bits.
+ */
+export function robustPower(data: Float32Array): number {
+  const words = new Uint32Array(data.buffer, data.byteOffset, data.length);
+  const perExponent = new Float64Array(256);
+  for (let i = 0; i < words.length; i++) perExponent[(words[i]! >>> 23) & 0xff]!++;
+  let above = 0;
+  let e = 255;
+  while (e > 0 && above + perExponent[e]! <= data.length * ROBUST_TOP_SHARE) above += perExponent[e--]!;
+  // every |w| with exponent field <= e is below 2^(e + 1 - 127): that float32, exactly
+  const cap = e >= 254 ? Infinity : new Float32Array(Uint32Array.of((e + 1) << 23).buffer)[0]!;
+  return tensorPower(data, cap * cap);
 }
 
 /**
@@ -159,8 +190,8 @@ export interface TensorAnalysis {
 }
 
 export async function analyzeTensor(data: Float32Array, shape: Shape, opts: EncodeOptions = {}): Promise<TensorAnalysis> {
-  const power = checkedTensorPower(data, shape);
   const policy = resolvePolicy(opts);
+  const power = powerFor(policy, data, shape);
   const fit = resolveFit("v2", opts.fit, policy);
   const chunks = opts.pool ? opts.pool.threads * 4 : 1;
   const jobs = makeJobs(data, shape, { profile: "v2", fit, quadtree: resolveQuadtree(opts.quadtree), tensorPower: power, policy, distortion: opts.distortion ?? "mse" }, chunks);
@@ -173,6 +204,12 @@ export async function analyzeTensor(data: Float32Array, shape: Shape, opts: Enco
     at += p.length;
   }
   return { shape, policy, blockCount: tilesY * tilesX, stats };
+}
+
+/** The jobs' tensorPower: the threshold policy's (spec) or the rd policy's unit (robustPower), after the checks. */
+function powerFor(policy: Policy, data: Float32Array, shape: Shape): number {
+  const power = checkedTensorPower(data, shape);
+  return policy === "spec" ? power : robustPower(data);
 }
 
 function resolvePolicy(opts: EncodeOptions): Policy {
@@ -234,8 +271,8 @@ export async function encodeTensor(data: Float32Array, shape: Shape, opts: Encod
 /** Encode with a known rate-control lambda and analysis (model-level rate control), or the threshold policy. */
 export async function encodeTensorWith(data: Float32Array, shape: Shape, opts: EncodeOptions, lambda?: number, analysis?: TensorAnalysis): Promise<EncodedTensor> {
   const profile = opts.profile ?? "v2";
-  const power = checkedTensorPower(data, shape);
   const policy = resolvePolicy(opts);
+  const power = powerFor(policy, data, shape);
   const fit = resolveFit(profile, opts.fit, policy);
   const quadtree = resolveQuadtree(opts.quadtree);
   const chunks = opts.pool ? opts.pool.threads * 4 : Math.ceil(shape[0] / MACROBLOCK);
@@ -290,7 +327,9 @@ function measureStats(weights: number, parts: readonly EncodedRows[], bytes: num
   let lweSum = 0;
   let sig = 0;
   let err = 0;
+  let maxAbsError = 0;
   for (const p of parts) {
+    if (p.maxAbsError > maxAbsError) maxAbsError = p.maxAbsError;
     p.counts.forEach((c, k) => (counts[k] = counts[k]! + c));
     for (const x of p.lweArea) lweSum += x;
     for (let t = 0; t < p.signalError.length; t += 2) {
@@ -319,5 +358,7 @@ function measureStats(weights: number, parts: readonly EncodedRows[], bytes: num
     modeWeights,
     layouts,
     leafSizes,
+    clipped: counts[COUNT_CLIPPED]!,
+    maxAbsError,
   };
 }

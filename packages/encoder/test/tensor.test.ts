@@ -189,7 +189,7 @@ describe("determinism", () => {
         "low-rank/v1": "c18d6b819084243a06759963e70348b7b11c9ba93680d8277f0319fce2f3c759",
         "low-rank/v2": "2afe11defea9404f8da394ca53fffec3fd86426db46622659a2173a0bb9d7d80",
         "student-t/v1": "86ca2e4c25a689e69e4e3532fc4eda9813d82ced3d107cfe25bbec0f8b94ebc8",
-        "student-t/v2": "3227348ad62aa68182c6cf3a7e9b9e7c716e6154a5d04b8406ac59c23cf5ec83",
+        "student-t/v2": "728a2351319465d414a621a3080d20dda01903771b9ddf3b47bc17ed50eb115a",
         "student-t/v2-bpw3": "3bd6160d747927d372ad22e354b96c15d653a9b404a9a1a5018afe970d102fcf",
       }
     `);
