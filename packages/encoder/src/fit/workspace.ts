@@ -78,9 +78,9 @@ export class FitWorkspace {
   readonly jointScale = new Float64Array(16);
   readonly jointBias = new Float64Array(16);
   jointStarts = 0;
-  /** the least-squares solution of the last start ranked */
-  lsScale = 0;
-  lsBias = 0;
+  /** the stored least-squares solution of the last start ranked */
+  lsScaleBits = 0;
+  lsBiasBits = 0;
 
   isRoundScratch(codes: Int8Array): boolean {
     return codes === this.roundCodesA || codes === this.roundCodesB;
