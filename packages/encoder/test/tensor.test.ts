@@ -185,11 +185,11 @@ describe("determinism", () => {
     expect(await pinsOf("rd")).toMatchInlineSnapshot(`
       {
         "gaussian/v1": "31aef37395355623c521cea3d34c71f69d2c823b58d505aa0260a89e7366c660",
-        "gaussian/v2": "49941922519b1571e1266a5150c40530db3f35278d4f335ec1218f42a4abfe2f",
-        "low-rank/v1": "e9c4d2247d04bb9f930638dc7ef3302a63cec7a55e260bddb07f46f12628d15d",
-        "low-rank/v2": "3220004c03aab26392efb164fac10dc251ba263baa24d3f29d836ea9bbe41745",
-        "student-t/v1": "ee07f21b0eb7cb09a4a64b3b265bbe65dfd5ce89254a988754e7b9ed523f5bed",
-        "student-t/v2": "c90dd597380c195e6f55072457ecab27dd75fab2f90f94454bc596e0535913e6",
+        "gaussian/v2": "29a3a2071b1c143764d4cb4cdbdd1489853407953785da46e2b4267430a102a4",
+        "low-rank/v1": "faa76791ded4b47245589349d434c09734c860f708dd74533ae4304aa5f5df66",
+        "low-rank/v2": "31c0ec058dcb532766133088dc724478979bb003bf478191c481861c43461d0f",
+        "student-t/v1": "12960dad4e8abf35d09ea526aaa6de29e6fa36f804fe199016a464499ff5e15e",
+        "student-t/v2": "a210b48f7d76aa8ee72ac9c7658dbb08c9ec9bf3246615a0efefa853fdf1902f",
         "student-t/v2-bpw3": "3bd6160d747927d372ad22e354b96c15d653a9b404a9a1a5018afe970d102fcf",
       }
     `);

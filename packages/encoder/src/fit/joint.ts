@@ -18,12 +18,21 @@ import { refit } from "./refit.js";
 import type { Fitted } from "./types.js";
 import type { FitWorkspace } from "./workspace.js";
 
-/** Steps beyond 15 of the range starts (ggml's Q4_K search spans 14..16 in 0.1 steps; six cost <= 0.05 dB against 21 on 8x8 leaves). */
-const RANGE_STEPS = [-1, -0.5, 0, 0.5, 1, 1.5];
-/** The 22.7 FP4 starts kept (multipliers of absmax / 7 that its search picks most). */
-const SPEC_SCALES = [0.7, 0.85, 1];
-/** T158 threshold starts, as fractions of the mean absolute deviation (0.5: the 22.7 start). */
-const T158_THRESHOLDS = [0.3, 0.45, 0.5, 0.65, 0.8, 1, 1.25];
+/**
+ * Steps beyond 15 of the range starts (ggml's Q4_K search spans 14..16 in 0.1 steps; six cost
+ * <= 0.05 dB against 21 on 8x8 leaves). The sets by leaf size, and the 22.7 multipliers below,
+ * keep the starts that won on Gaussian, Laplacian and Student-t encodes (larger leaves gain from
+ * clipping their extremes more).
+ */
+const RANGE_STEPS_SMALL = [-1, -0.5, 0, 0.5, 1];
+const RANGE_STEPS_LARGE = [0, 0.5, 1, 1.5, 2.5];
+/** The 22.7 FP4 starts kept (multipliers of absmax / 7; its grid moved half a step uses the last). */
+const SPEC_SCALES_SMALL = [0.85];
+const SPEC_SCALES_LARGE = [0.7, 0.85];
+/** Leaves of at least this many weights use the LARGE sets. */
+const LARGE_LEAF = 256;
+/** T158 threshold starts, as fractions of the mean absolute deviation (the 22.7 start, 0.5, never won). */
+const T158_THRESHOLDS = [0.65, 0.8, 1, 1.25];
 
 /**
  * The joint search's best start refitted (exact error, stored FP16 values). The 22.7 starts are
@@ -52,13 +61,15 @@ export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mod
   if (!(max > min) || !(max - min < Infinity)) return flat();
   ws.jointStarts = 0;
   if (mode === MODE_FP4) {
-    for (const d of RANGE_STEPS) {
+    const large = n >= LARGE_LEAF;
+    for (const d of large ? RANGE_STEPS_LARGE : RANGE_STEPS_SMALL) {
       const S = (max - min) / (15 + d);
       addStart(ws, S, min + 8 * S);
     }
-    for (const m of SPEC_SCALES) addStart(ws, (absMax / 7) * m, mean);
+    const specScales = large ? SPEC_SCALES_LARGE : SPEC_SCALES_SMALL;
+    for (const m of specScales) addStart(ws, (absMax / 7) * m, mean);
     // mid-rise: the 22.7 grid moved by half a step
-    const S = (absMax / 7) * SPEC_SCALES[1]!;
+    const S = (absMax / 7) * specScales[specScales.length - 1]!;
     addStart(ws, S, mean + 0.5 * S);
     addStart(ws, S, mean - 0.5 * S);
   } else {
