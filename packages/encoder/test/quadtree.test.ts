@@ -26,7 +26,7 @@ function plainPolicy(f: MacroblockFitter, q: QuadtreeOptions, power: number): { 
 }
 
 describe("decideByThreshold (nodes over their limit split on a bound, without their exact fit)", () => {
-  it("chooses the same leaves as fitting every visited node, on every family and several settings", () => {
+  it("chooses the same leaves as fitting every visited node, on every family and several settings", { timeout: 60_000 }, () => {
     const settings: QuadtreeOptions[] = [
       DEFAULT_QUADTREE_OPTIONS,
       { ...DEFAULT_QUADTREE_OPTIONS, thresholdScale: 0.25 },
