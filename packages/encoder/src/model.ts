@@ -181,7 +181,7 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
       encoder: {
         name: ENCODER_NAME,
         version: ENCODER_VERSION,
-        settings: { profile, ...rdOptions, ...(opts.bpw !== undefined ? { bpw: opts.bpw, lambda } : {}), fit: opts.fit ?? {}, quadtree: opts.quadtree ?? {}, minElements },
+        settings: { profile, ...rdOptions, policy: policy ?? "rd", ...(opts.bpw !== undefined ? { bpw: opts.bpw, lambda } : {}), fit: opts.fit ?? {}, quadtree: opts.quadtree ?? {}, minElements },
       },
       tensors,
       ...(passthrough ? { passthrough } : {}),
