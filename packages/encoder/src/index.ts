@@ -3,7 +3,9 @@
  * modules; src/internal.ts re-exports them for the package's benchmarks only.
  */
 export { encodeTensor } from "./tensor.js";
-export type { EncodeOptions, EncodedTensor, TensorStats } from "./tensor.js";
+export { DEFAULT_LAMBDA } from "./tensor.js";
+export type { EncodeOptions, EncodedTensor, TensorStats, Policy } from "./tensor.js";
+export type { Distortion } from "./rd.js";
 export type { FitOptions } from "./fit.js";
 export type { QuadtreeOptions } from "./quadtree.js";
 export { encodeModel } from "./model.js";
