@@ -17,6 +17,8 @@ export type { ModelManifest } from "./shards.js";
 export { mergeParts } from "./merge.js";
 export { partialDirOf } from "./outdir.js";
 export type { SourceFormat, SourceLayout } from "./source.js";
+export { readTensorIndex } from "./safetensors.js";
+export type { TensorEntry, TensorFile } from "./safetensors.js";
 export { encoderPackage } from "./package-info.js";
 export { WorkerPool } from "./parallel.js";
 export { synthetic, FAMILIES } from "./random.js";
