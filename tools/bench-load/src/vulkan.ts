@@ -121,7 +121,7 @@ function kernel(w: Workload, reps: number, quick: boolean, bench: BenchAddon): L
  * (64-row multiples only; --quick keeps the workload as is): same content, the size the kernel
  * goal is stated for. Offsets of the copies are shifted by the records region's length.
  */
-function stacked(w: Workload, quick: boolean): Workload {
+export function stacked(w: Workload, quick: boolean): Workload {
   const outBytes = w.shape[0] * w.shape[1] * 4;
   const times = Math.ceil(KERNEL_GOAL_BYTES / outBytes);
   if (quick || times <= 1 || w.shape[0] % 64 !== 0) return w;
