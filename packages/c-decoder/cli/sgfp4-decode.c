@@ -87,7 +87,7 @@ int main(int argc, char **argv) {
     free(out);
     if (err.block != SGFP4_NO_BLOCK) fprintf(stderr, "error: %s: %s (record %u)\n", sgfp4_status_name(status), err.detail, err.block);
     else fprintf(stderr, "error: %s: %s\n", sgfp4_status_name(status), err.detail);
-    return status == SGFP4_INTERNAL ? 1 : EXIT_REJECTED;
+    return status == SGFP4_BACKEND_FAILURE ? 1 : EXIT_REJECTED;
   }
   FILE *f = fopen(argv[5], "wb");
   const int written = f && fwrite(out, sizeof(float), count, f) == count; /* float32 LE: the header is little-endian only */

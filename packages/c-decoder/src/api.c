@@ -23,7 +23,7 @@ SGFP4_API const char *sgfp4_status_name(sgfp4_status status) {
     case SGFP4_NONFINITE_PARAMETER: return "NONFINITE_PARAMETER";
     case SGFP4_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
     case SGFP4_LIMIT_EXCEEDED: return "LIMIT_EXCEEDED";
-    case SGFP4_INTERNAL: return "INTERNAL";
+    case SGFP4_BACKEND_FAILURE: return "BACKEND_FAILURE";
   }
   return "UNKNOWN";
 }
@@ -61,11 +61,11 @@ SGFP4_API size_t sgfp4_scratch_size(int profile, size_t len, uint32_t rows, uint
 
 static u32 *sgfp4__aligned(void *scratch) { return (u32 *)(((uintptr_t)scratch + 15u) & ~(uintptr_t)15u); }
 
-/* The name of a refusal (kernel said "not ok"); SGFP4_INTERNAL if no rule is broken. */
+/* The name of a refusal (kernel said "not ok"); SGFP4_BACKEND_FAILURE if no rule is broken. */
 static sgfp4_status sgfp4__refused(const uint8_t *in, size_t len, int profile, const sgfp4__call *c, u32 *geo, sgfp4_error *err) {
   const sgfp4_status s = profile == SGFP4_PROFILE_V1 ? sgfp4__classify_v1(in, (u32)len, c->blocks, err)
                                                      : sgfp4__classify_v2(in, (u32)len, c->blocks, geo, err);
-  return s != SGFP4_OK ? s : sgfp4__fail(err, SGFP4_INTERNAL, SGFP4_NO_BLOCK, "the validator refused the stream but no rule names the fault");
+  return s != SGFP4_OK ? s : sgfp4__fail(err, SGFP4_BACKEND_FAILURE, SGFP4_NO_BLOCK, "the validator refused the stream but no rule names the fault");
 }
 
 /* Checks shared by validate and decode; SGFP4_OK and the plan when the call can go ahead. */
@@ -104,8 +104,9 @@ SGFP4_API sgfp4_status sgfp4_validate(const uint8_t *in, size_t len, int profile
 /* 1 when f32 lanes keep subnormals (no FTZ/DAZ, e.g. from -ffast-math): the exact FP16 -> f32
  * scale and bias conversion of the kernel relies on it. */
 static int sgfp4__subnormals_kept(void) {
-  volatile int smallest = 1;
-  return wasm_u32x4_extract_lane(wasm_f32x4_mul(wasm_i32x4_splat(smallest), wasm_f32x4_splat(1.0f)), 0) == 1u;
+  volatile int smallest = 1;    /* bits of 2^-149 */
+  volatile float two = 2.0f;     /* volatile: no folding of the product */
+  return wasm_u32x4_extract_lane(wasm_f32x4_mul(wasm_i32x4_splat(smallest), wasm_f32x4_splat(two)), 0) == 2u;
 }
 
 SGFP4_API sgfp4_status sgfp4_decode(const uint8_t *in, size_t len, int profile, uint32_t rows, uint32_t cols, float *out,

@@ -3,7 +3,7 @@
  * asks @sgfp4/format's parse() for the code); here, after the kernel has refused a stream, the
  * stream is walked in parse()'s order to find the first rule it breaks, with the kernel's own
  * helpers (load32, all_zero, half_nonfinite, walk_split_map). It never decides acceptance: a
- * stream the kernel refused and this walk finds nothing in is SGFP4_INTERNAL (a bug).
+ * stream the kernel refused and this walk finds nothing in is SGFP4_BACKEND_FAILURE (a bug).
  * Lengths are below 2^32 (checked by the API functions), offsets are summed in 64 bits.
  */
 static sgfp4_status sgfp4__fail(sgfp4_error *err, sgfp4_status code, u32 block, const char *detail) {
