@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Writes the files this package publishes, each from its single source (never edited by hand):
+// Writes the files this package publishes (generated at build time, not committed), each from
+// its single source:
 //   sgfp4.h    the single-header C decoder: src/sgfp4_api.h, then (under SGFP4_IMPLEMENTATION) the
 //              native wasm-SIMD shim, the kernel parts of @sgfp4/cpu-decoder's native/kernel.c in
 //              its include order, and this package's classifier and API functions

@@ -37,7 +37,7 @@ function build(cc: string, flags: string[], sources: { header: string; cli: stri
 export function createCDecoder(opts: { root: string; timeoutMs?: number }): Decoder {
   const cc = process.env.CC ?? "cc";
   const sources = cDecoderSources(opts.root);
-  if (!existsSync(sources.header)) throw new Error(`${sources.header} is missing`);
+  if (!existsSync(sources.header)) throw new Error(`${sources.header} is missing (it is generated: pnpm --filter @sgfp4/c-decoder build)`);
   let exe: string;
   let how = "sanitized (address, undefined)";
   try {
