@@ -2,7 +2,7 @@
  * The page's structure model of one parsed container: where every leaf lies in the tensor,
  * a 4x4-cell grid for O(1) hover and drawing lookups, and the statistics the panels show.
  */
-import { LAYOUT_NAMES, align16, payloadBytes, type Container } from "@sgfp4/format";
+import { LAYOUT_NAMES, MACROBLOCK, V1_PAYLOAD_BYTES, align16, leafPayloadBytes, readLeaf, type Container } from "@sgfp4/format";
 
 /** Leaf sizes in the order the histogram shows them. */
 export const LEAF_SIZES = [4, 8, 16, 32, 64] as const;
@@ -54,19 +54,16 @@ export function buildModel(c: Container): StructureModel {
     { label: "FP4_AFFINE", count: 0, weights: 0 },
     { label: "T158_AFFINE", count: 0, weights: 0 },
   ];
-  const t = c.leafTable;
   for (let i = 0; i < n; i++) {
-    const b = t[4 * i]!;
-    const w1 = t[4 * i + 1]!;
-    const size = 1 << ((w1 >>> 12) & 7);
-    const mode = (w1 >>> 15) & 1;
-    const r0 = Math.floor(b / c.tilesX) * 64 + (w1 & 63);
-    const c0 = (b % c.tilesX) * 64 + ((w1 >>> 6) & 63);
+    const { block: b, y, x, log2, mode } = readLeaf(c.leafTable, i);
+    const size = 1 << log2;
+    const r0 = Math.floor(b / c.tilesX) * MACROBLOCK + y;
+    const c0 = (b % c.tilesX) * MACROBLOCK + x;
     leafRow[i] = r0;
     leafCol[i] = c0;
     leafSize[i] = size;
     leafMode[i] = mode;
-    const bytes = c.profile === "v1" ? 2048 + 8 : 4 + align16(payloadBytes(size, mode as 0 | 1));
+    const bytes = c.profile === "v1" ? V1_PAYLOAD_BYTES + 8 : 4 + align16(leafPayloadBytes(log2, mode));
     leafBpw[i] = (bytes * 8) / (size * size);
     const s = sizeCount.get(size)!;
     s.count++;

@@ -2,6 +2,7 @@
 import { BACKGROUND, type Painter } from "./view";
 import { DIVERGING, MODE_COLORS, PADDING_DIM, SEQUENTIAL, SIZE_COLORS, dim, rgb } from "./colors";
 import type { StructureModel } from "./model";
+import { scalePosition, type ValueScale } from "./value-scale";
 
 export type ColorBy = "mode" | "size" | "bpw";
 
@@ -92,15 +93,23 @@ function elementPainter(data: Float32Array, cols: number, color: (v: number) => 
   };
 }
 
-/** Signed values, symmetric range [-limit, limit] on the diverging map; NaN shows magenta. */
-export function valuesPainter(data: Float32Array, cols: number, limit: number): Painter {
-  const k = limit > 0 ? 127.5 / limit : 0;
-  const nan = rgb(255, 0, 255);
-  return elementPainter(data, cols, (v) => (v !== v ? nan : DIVERGING[Math.max(0, Math.min(255, Math.round(127.5 + v * k)))]!));
+const NAN_COLOR = rgb(255, 0, 255);
+
+/** Colour of a signed value on the diverging map (value-scale.ts); NaN shows magenta. */
+export function valueColor(v: number, scale: ValueScale): number {
+  const p = scalePosition(v, scale);
+  return p !== p ? NAN_COLOR : DIVERGING[Math.max(0, Math.min(255, Math.round(127.5 + 127.5 * p)))]!;
 }
 
-/** Magnitudes in [0, hi] on the sequential map. */
-export function magnitudePainter(data: Float32Array, cols: number, hi: number): Painter {
-  const k = hi > 0 ? 255 / hi : 0;
-  return elementPainter(data, cols, (v) => SEQUENTIAL[Math.min(255, Math.round(v * k))]!);
+/** Signed values, symmetric around 0 on the diverging map. */
+export function valuesPainter(data: Float32Array, cols: number, scale: ValueScale): Painter {
+  return elementPainter(data, cols, (v) => valueColor(v, scale));
+}
+
+/** Magnitudes (errors) from 0 up on the sequential map, same scale shape. */
+export function magnitudePainter(data: Float32Array, cols: number, scale: ValueScale): Painter {
+  return elementPainter(data, cols, (v) => {
+    const p = scalePosition(v, scale);
+    return p !== p ? NAN_COLOR : SEQUENTIAL[Math.max(0, Math.min(255, Math.round(255 * p)))]!;
+  });
 }

@@ -12,7 +12,7 @@ import { CHROMIUM, haveChromium, launch } from "./support/browser";
 import { serveStatic } from "./support/server";
 import { appRoot } from "./support/build-once";
 import { encodeTensor } from "@sgfp4/encoder";
-import { decodedSha256, f32Bytes, heroTensor, makeLarge, makeMixedV2, makeV1, npy, sha256Hex, withReservedBit, type Made } from "./support/containers";
+import { decodedSha256, f32Bytes, heroTensor, makeLarge, makeMixedV2, makeV1, npy, sha256Hex, withFaultInRecord, withReservedBit, type Made } from "./support/containers";
 
 // Each run's screenshots go to reports/ (ignored; CI keeps them as artefacts). The committed ones
 // in screenshots/ (the README's) are refreshed only on request: SGFP4_UPDATE_SCREENSHOTS=1.
@@ -198,6 +198,48 @@ describe.skipIf(!haveChromium)("inspector in Chromium", () => {
     expect(bad.parseError?.code).toBe("BAD_MAGIC");
     expect(bad.decodes.CPU).toMatchObject({ status: "failed", code: "BAD_MAGIC" });
     await page.screenshot({ path: join(SHOTS, "error.png") });
+  });
+
+  it("a refused stream shows its structure up to the fault and the bytes around the failing offset", async () => {
+    const m = makeMixedV2();
+    const { bytes, offset } = withFaultInRecord(m, 3);
+    const s = await openFile({ name: "fault3.100x150.sgfp4", bytes });
+    expect(s.parseError).toMatchObject({ code: "RESERVED_BITS", record: 3, offset });
+    // records 0..2 were parsed: their leaves, where the writer put them
+    expect(s.model).toMatchObject({ blockCount: 6, blocksParsed: 3 });
+    const before = m.leaves.filter((l) => Math.floor(l.row / 64) * 3 + Math.floor(l.col / 64) < 3);
+    expect(await page.evaluate(() => window.__inspector.leaves())).toEqual(before.flatMap((l) => [l.row, l.col, l.size, l.mode]));
+    expect(await page.locator("#structure-caption").innerText()).toContain("3 of 6 macroblocks before the fault");
+    expect(await page.locator("#fault h3").innerText()).toBe(`Refused: RESERVED_BITS at record 3, byte offset ${offset}`);
+    const hex = (n: number, w: number) => n.toString(16).padStart(w, "0");
+    const dump = await page.locator("#fault-bytes").innerText();
+    expect(dump).toContain(hex(offset - (offset % 16), 8));
+    expect(await page.locator("#fault-bytes mark").innerText()).toBe(hex(bytes[offset]!, 2));
+    await page.locator("#structure-panel").screenshot({ path: join(SHOTS, "refused-structure.png") });
+
+    // a valid file afterwards: no fault view
+    await openFile(m);
+    expect(await page.locator("#fault").isHidden()).toBe(true);
+  });
+
+  it("opening another file drops the previous file's original tensor and tooltip", async () => {
+    const m = makeMixedV2();
+    await openFile(m);
+    await page.setInputFiles("#original-input", { name: "original.npy", mimeType: "application/octet-stream", buffer: Buffer.from(npy(m.expected, [100, 150])) });
+    await page.waitForFunction(() => window.__inspector.state().snrDb !== undefined);
+    const box = (await page.locator("#structure-canvas").boundingBox())!;
+    const view = await page.evaluate(() => ({ s: window.__inspector.structureView.scale, r: window.__inspector.structureView.originRow, c: window.__inspector.structureView.originCol }));
+    await page.mouse.move(box.x + 1 + (36.5 - view.c) * view.s, box.y + 1 + (35.5 - view.r) * view.s); // over element (35, 36)
+    await expect.poll(() => page.locator("#tooltip").isVisible()).toBe(true);
+
+    const s = await openFile(makeV1());
+    expect(s.original).toBeUndefined();
+    expect(s.snrDb).toBeUndefined();
+    expect(await page.locator("#tooltip").isVisible()).toBe(false);
+    expect(await page.locator("#snr").innerText()).toBe("");
+    const options = await page.locator("#values-select option").evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+    expect(options).toEqual(["decoded:CPU", "decoded:WebGPU"]);
+    await page.mouse.move(0, 0);
   });
 
   it("opens a manifest folder, picks a tensor and checks its attestation hashes", async () => {

@@ -15,3 +15,5 @@ export type { BackendResult, CaseResult, ConformanceResult, ProgressEvent, RunOp
 export { formatTable, rowName, summaryLine, toJSON, toJUnit, xmlEscape } from "./report.js";
 export type { TableOptions } from "./report.js";
 export type { Availability, DecodeRequest, DecodedArray, Decoder, OutputFormat } from "@sgfp4/format";
+/** @deprecated use Decoder; kept for one release */
+export type { ConformanceBackend } from "@sgfp4/format";

@@ -21,7 +21,7 @@ export type CaseFailure = (
   | { kind: "unreadable"; errorMessage: string }
 ) & { /** one line saying what went wrong */ message: string };
 
-export type Verdict = { status: "passed" } | { status: "failed"; failure: CaseFailure } | { status: "skipped"; reason: string };
+export type Verdict = { status: "passed"; /** the code of an accepted refusal */ rejectedWith?: string } | { status: "failed"; failure: CaseFailure } | { status: "skipped"; reason: string };
 
 const PASSED: Verdict = { status: "passed" };
 const failed = (failure: CaseFailure): Verdict => ({ status: "failed", failure });
@@ -74,7 +74,7 @@ function judgeError(vector: Vector, e: unknown): Verdict {
   const want = vector.expect.code;
   if (code === undefined) return failed({ kind: "unexpected-error", errorMessage: msg, message: `expected reject ${want}, decoder threw an error without a code: ${msg}` });
   const accepted = want === "ANY" ? (STREAM_ERROR_CODES as readonly string[]).includes(code) : code === want;
-  if (accepted) return PASSED;
+  if (accepted) return { status: "passed", rejectedWith: code };
   return failed({ kind: "wrong-code", expectedCode: want, actualCode: code, errorMessage: msg, message: `expected reject ${want === "ANY" ? "with any section-3 code" : want}, got ${code}: ${msg}` });
 }
 

@@ -33,7 +33,8 @@ export function formatTable(r: ConformanceResult, opts: TableOptions = {}): stri
   const stateW = Math.max(6, ...r.backends.map((b) => backendState(b).length)) + 2;
   lines.push(pad("backend", nameW) + pad("format", 8) + pad("status", stateW) + padL("passed", 7) + padL("failed", 8) + padL("skipped", 9) + "  " + "time / note");
   for (const b of r.backends) {
-    const note = b.available ? `${b.durationMs} ms${b.detail ? `  (${b.detail})` : ""}` : (b.reason ?? "");
+    // one line per row, whatever the decoder's reason holds
+    const note = (b.available ? `${b.durationMs} ms${b.detail ? `  (${b.detail})` : ""}` : (b.reason ?? "")).replace(/\s*\n\s*/g, " ");
     lines.push(pad(b.name, nameW) + pad(b.format, 8) + pad(backendState(b), stateW) + padL(String(b.passed), 7) + padL(String(b.failed), 8) + padL(String(b.skipped), 9) + "  " + note);
   }
   if (r.backends.length === 0) lines.push("(no backends)");

@@ -10,9 +10,8 @@ import { BAND_MIN_OUTPUT_BYTES } from "../src/layouts.js";
 import { buildLeafTable, validateLeafTable } from "../src/validate.js";
 import { bandedDecodeV1, fusedDecodeV2 } from "./kernel-harness.js";
 import { createOutput, decode, decodeInto, decodeReference } from "../src/index.js";
-import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
+import { Rng, firstBitDifference, generateValid, mutate } from "@sgfp4/testkit";
 import { LAYOUT } from "@sgfp4/format";
-import { mutate } from "../../../tools/fuzz/src/mutate.js";
 
 type Profile = "v1" | "v2";
 

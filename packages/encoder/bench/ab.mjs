@@ -3,7 +3,7 @@
 // every encode of B is compared byte for byte with A's. threads 1 encodes on the calling thread; more uses a
 // worker pool per build (M weights/s are then for all threads together).
 // A build is a folder with index.js (a `dist`) or index.mjs + worker.js (a bundle, e.g. for another machine:
-//   esbuild <dist>/index.js --bundle --platform=node --format=esm --outfile=<folder>/index.mjs
+//   esbuild <dist>/internal.js --bundle --platform=node --format=esm --outfile=<folder>/index.mjs
 //   esbuild <dist>/worker.js --bundle --platform=node --format=esm --outfile=<folder>/worker.js).
 // Usage: node bench/ab.mjs <build A> <build B> [size, default 2048] [reps, default 7] [threads, e.g. 1 or 8,16] [model.onnx]
 import { readFileSync } from "node:fs";

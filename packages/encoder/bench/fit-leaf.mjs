@@ -1,10 +1,9 @@
 // Per-leaf fitting cost (ns per weight) on 512x512 synthetic data cut into size x size leaves.
 // Run after `pnpm --filter @sgfp4/encoder build`. Usage: node bench/fit-leaf.mjs [family] [size] [fitFp4Plain|fitLeaf] [dist folder]
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { loadBuild } from "./load-build.mjs";
 
 const [family = "gaussian", sizeArg = "64", what = "fitLeaf", dist] = process.argv.slice(2);
-const m = await import(dist ? pathToFileURL(resolve(dist, "index.js")).href : "../dist/index.js");
+const m = await loadBuild(dist);
 const size = Number(sizeArg);
 const data = m.synthetic(family, 512, 512, 3);
 const leaves = [];

@@ -4,10 +4,9 @@
 // the best of the repetitions is kept (this box is shared: single runs swing 10-20%), and their fits are first
 // checked to agree (chosen mode, parameters, codes and errors; T158 candidates not fitted under chosenOnly skipped).
 // Usage: node bench/fit-levels.mjs [dist A] [dist B] [sizes, e.g. 64,32,16,8,4] [repetitions] [ms per timing]
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { loadBuild } from "./load-build.mjs";
 
-const load = (dist) => import(pathToFileURL(resolve(dist ?? new URL("../dist", import.meta.url).pathname, "index.js")).href);
+const load = loadBuild;
 const builds = [await load(process.argv[2])];
 if (process.argv[3]) builds.push(await load(process.argv[3]));
 const sizes = (process.argv[4] || "64,32,16,8,4").split(",").map(Number);

@@ -2,7 +2,7 @@
 // synthetic family and setting; a bits-per-weight vs SNR plot (SVG). Run after the build.
 // Usage: node bench/quality.mjs [rows] [cols]   (writes bench/results/quality.{json,md} and bpw_snr.svg)
 import { mkdirSync, writeFileSync } from "node:fs";
-import { FAMILIES, analyzeTensor, encodeTensor, encodeTensorWith, searchLambda, synthetic } from "../dist/index.js";
+import { FAMILIES, analyzeTensor, encodeTensor, encodeTensorWith, searchLambda, synthetic } from "../dist/internal.js";
 
 const rows = Number(process.argv[2] ?? 256);
 const cols = Number(process.argv[3] ?? 512);

@@ -9,7 +9,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { analyzeTensor, encodeTensor, encodeTensorWith, searchLambda } from "../dist/index.js";
+import { analyzeTensor, encodeTensor, encodeTensorWith, searchLambda } from "../dist/internal.js";
 import { onnxWeightTensors } from "./onnx.mjs";
 
 const throughput = process.argv.includes("--throughput");

@@ -2,10 +2,9 @@
 // 5 passes per timing, ns per tensor weight. With a second dist folder the two builds alternate (10 times by default,
 // first A then B, then B then A, ...) and their trees are first checked to be the same leaves with the same parameters.
 // Usage: node bench/tree-decisions.mjs [dist A] [dist B] [family, default student-t] [alternations]
-import { resolve } from "node:path";
-import { pathToFileURL } from "node:url";
+import { loadBuild } from "./load-build.mjs";
 
-const load = (dist) => import(pathToFileURL(resolve(dist ?? new URL("../dist", import.meta.url).pathname, "index.js")).href);
+const load = loadBuild;
 const builds = [await load(process.argv[2])];
 if (process.argv[3]) builds.push(await load(process.argv[3]));
 const family = process.argv[4] ?? "student-t";

@@ -1,16 +1,21 @@
-export * from "./half.js";
-export * from "./laplacian.js";
-export * from "./fit.js";
-export * from "./quadtree.js";
-export * from "./blocks.js";
-export * from "./tensor.js";
-export * from "./parallel.js";
-export * from "./random.js";
-export * from "./safetensors.js";
-export * from "./model.js";
-export * from "./onnx.js";
-export * from "./source.js";
-export * from "./shards.js";
-export * from "./outdir.js";
-export * from "./rebuild.js";
-export * from "./merge.js";
+/**
+ * @sgfp4/encoder public API. Internals (fitting, quadtree decisions, file readers) stay in their
+ * modules; src/internal.ts re-exports them for the package's benchmarks only.
+ */
+export { encodeTensor } from "./tensor.js";
+export type { EncodeOptions, EncodedTensor, TensorStats } from "./tensor.js";
+export type { FitOptions } from "./fit.js";
+export type { QuadtreeOptions } from "./quadtree.js";
+export { encodeModel } from "./model.js";
+export type { ModelEncodeOptions, ModelEncodeResult } from "./model.js";
+export { decodeModel, verifyModel, readModelManifest } from "./rebuild.js";
+export type { DecodeFn, ModelDecodeOptions } from "./rebuild.js";
+export { parseShard } from "./shards.js";
+export type { ModelManifest } from "./shards.js";
+export { mergeParts } from "./merge.js";
+export { partialDirOf } from "./outdir.js";
+export type { SourceFormat, SourceLayout } from "./source.js";
+export { encoderPackage } from "./package-info.js";
+export { WorkerPool } from "./parallel.js";
+export { synthetic, FAMILIES } from "./random.js";
+export type { Family } from "./random.js";

@@ -19,14 +19,13 @@ import {
 } from "@sgfp4/format";
 import { spliceOnnx } from "./onnx.js";
 import { abandonOut, finishOut, prepareOut } from "./outdir.js";
+import { encoderPackage } from "./package-info.js";
 import { WorkerPool } from "./parallel.js";
 import { fileSha256, isFloatDtype, readTensorBytes, readTensorFloat32, writeSafetensors, type TensorEntry } from "./safetensors.js";
 import { PART_FILE, PART_FORMAT, PART_VERSION, assembleManifest, assignShards, round4, type ManifestPart, type ModelManifest } from "./shards.js";
 import { openModelSource, type ModelSource, type SourceLayout, type SourceTensor } from "./source.js";
 import { LAMBDA_MAX, analyzeTensor, bytesAtLambda, encodeTensorWith, searchLambda, type EncodeOptions, type EncodedTensor, type TensorAnalysis } from "./tensor.js";
 
-export const ENCODER_NAME = "@sgfp4/encoder";
-export const ENCODER_VERSION = "0.1.0";
 
 export interface ModelEncodeOptions {
   profile?: Profile;
@@ -151,7 +150,7 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
       version: PART_VERSION,
       shard: { index: shardIndex, count: shardCount },
       plan: sha256Hex(new TextEncoder().encode(JSON.stringify([settings, source.layout, toEncode.map((t) => [t.name, t.dtype, t.shape])]))),
-      encoder: { name: ENCODER_NAME, version: ENCODER_VERSION, settings: { ...settings, ...(lambda !== undefined ? { lambda } : {}) } },
+      encoder: { ...encoderPackage(), settings: { ...settings, ...(lambda !== undefined ? { lambda } : {}) } },
       totalTensors: toEncode.length,
       totalWeights: total,
       tensors,

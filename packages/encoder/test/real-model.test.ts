@@ -10,7 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { decode } from "@sgfp4/cpu-decoder";
-import { decodeModel, encodeModel, readTensorIndex, readTensorBytes, verifyModel, writeSafetensors } from "../src/index.js";
+import { decodeModel, encodeModel, verifyModel } from "../src/model.js";
+import { readTensorIndex, readTensorBytes, writeSafetensors } from "../src/safetensors.js";
 // @ts-expect-error plain .mjs helper of the benchmarks (a small protobuf reader)
 import { onnxFloatTensors } from "../bench/onnx.mjs";
 

@@ -110,9 +110,9 @@ export interface Container {
 }
 
 export function leafAt(c: Container, i: number): Leaf {
-  const { log2, mode, ...leaf } = readLeaf(c.leafTable, i);
+  const { block, y, x, log2, mode, scaleBits, biasBits, payloadOffset } = readLeaf(c.leafTable, i);
   const size = 1 << log2;
-  return { ...leaf, size, mode: mode as Mode, payloadBytes: payloadBytes(size, mode as Mode) };
+  return { block, y, x, size, mode: mode as Mode, scaleBits, biasBits, payloadOffset, payloadBytes: payloadBytes(size, mode as Mode) };
 }
 
 /** Check the shape and limits, return the tiling. Throws INVALID_ARGUMENT / LIMIT_EXCEEDED. */
@@ -147,6 +147,36 @@ export function parse(bytes: Uint8Array, opts: ParseOptions): Container {
   throw new Sgfp4Error("INVALID_ARGUMENT", `profile must be v1, v2 or auto, got ${String(opts.profile)}`);
 }
 
+export interface PartialParse {
+  /**
+   * The whole container when the stream is valid; after a fault in block/record r, the blocks
+   * before it (`blocks.length === r`, their leaves only; `blockCount` stays the tensor's);
+   * undefined when the fault is in the stream's header (no block was reached).
+   */
+  container?: Container;
+  fault?: Sgfp4Error;
+}
+
+/**
+ * Like parse, but a refused stream still yields the structure up to its first fault (for tools
+ * that show a broken stream, e.g. the inspector). Never allocates more than parse does.
+ */
+export function parseUntilFault(bytes: Uint8Array, opts: ParseOptions): PartialParse {
+  try {
+    return { container: parse(bytes, opts) };
+  } catch (e) {
+    if (!(e instanceof Sgfp4Error)) throw e;
+    const fault = e;
+    const r = fault.location.record;
+    if (r === undefined) return { fault };
+    const t = checkShape(opts.shape, opts.limits);
+    const profile = opts.profile === "auto" ? detectProfile(bytes, opts.shape) : opts.profile;
+    // the blocks before r passed every check of the first parse, so this one succeeds
+    const container = profile === "v1" ? parseV1(bytes, opts.shape, t, r) : parseV2(bytes, opts.shape, t, r);
+    return { container, fault };
+  }
+}
+
 const LITTLE_ENDIAN = new Uint8Array(new Uint32Array([1]).buffer)[0] === 1;
 
 /** Words 256..511 of a v1 T158 payload are all zero (fast check; the caller locates a fault). */
@@ -168,7 +198,8 @@ function checkParams(scaleBits: number, biasBits: number, where: { record: numbe
 
 const hex4 = (n: number) => n.toString(16).padStart(4, "0");
 
-function parseV1(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: B }: ReturnType<typeof tiling>): Container {
+/** `stopAt`: parse blocks 0..stopAt-1 only (parseUntilFault). */
+function parseV1(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: B }: ReturnType<typeof tiling>, stopAt = B): Container {
   const expected = (8 + V1_PAYLOAD_BYTES) * B;
   if (bytes.length !== expected) {
     throw new Sgfp4Error("SIZE_MISMATCH", `v1 stream of ${bytes.length} bytes, expected 8*B + 2048*B = ${expected} for B = ${B} blocks of shape [${shape[0]}, ${shape[1]}]`);
@@ -181,7 +212,7 @@ function parseV1(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: 
   const blocks: BlockInfo[] = new Array(B);
   const warnings: Warning[] = [];
   const slotUse = new Map<number, number>();
-  for (let b = 0; b < B; b++) {
+  for (let b = 0; b < stopAt; b++) {
     const header = dv.getUint32(4 * b, true);
     const offWord = dv.getUint32(4 * B + 4 * b, true);
     const flags = offWord & V1_OFFSET_FLAGS.ALL_MASK;
@@ -210,6 +241,7 @@ function parseV1(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: 
     table[b * LEAF_WORDS + LEAF_PAYLOAD_WORD] = payload;
     blocks[b] = { index: b, by: Math.floor(b / tilesX), bx: b % tilesX, offset: payload, layout: -1, flags, firstLeaf: b, leafCount: 1, byteLength: V1_PAYLOAD_BYTES };
   }
+  if (stopAt < B) return { profile: "v1", shape, tilesY, tilesX, blockCount: B, blocks: blocks.slice(0, stopAt), leafTable: table.subarray(0, stopAt * LEAF_WORDS), leafCount: stopAt, byteLength: bytes.length, warnings };
   for (const [base, n] of slotUse) {
     if (n > 1) warnings.push({ kind: "shared-payload", message: `${n} blocks share the payload at blob offset ${base}`, offset: blobBase + base });
   }
@@ -283,7 +315,8 @@ export function walkSplitMap(map: readonly [number, number, number], out: (y: nu
   return bit;
 }
 
-function parseV2(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: expectedB }: ReturnType<typeof tiling>): Container {
+/** `stopAt`: parse records 0..stopAt-1 only (parseUntilFault). */
+function parseV2(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: expectedB }: ReturnType<typeof tiling>, stopAt = expectedB): Container {
   const len = bytes.length;
   for (let i = 0; i < 4; i++) {
     if (i >= len) throw new Sgfp4Error("TRUNCATED", `stream of ${len} bytes ends inside the magic`, { offset: len });
@@ -313,7 +346,7 @@ function parseV2(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: 
   const leaves = new LeafTableBuilder(Math.min(B * 256, Math.floor(len / 20) + 16));
   let prev = -1;
   let prevEnd = base;
-  for (let b = 0; b < B; b++) {
+  for (let b = 0; b < stopAt; b++) {
     const rel = dv.getUint32(16 + 4 * b, true);
     const at = { record: b, offset: 16 + 4 * b };
     if (rel % 16 !== 0) throw new Sgfp4Error("MISALIGNED_OFFSET", `record offset ${rel} is not a multiple of 16`, at);
@@ -326,14 +359,14 @@ function parseV2(bytes: Uint8Array, shape: Shape, { tilesY, tilesX, blockCount: 
     blocks[b] = info;
     prevEnd = Math.max(prevEnd, start + info.byteLength);
   }
-  if (prevEnd < len) warnings.push({ kind: "trailing-bytes", message: `${len - prevEnd} bytes after the last record`, offset: prevEnd });
+  if (prevEnd < len && stopAt === B) warnings.push({ kind: "trailing-bytes", message: `${len - prevEnd} bytes after the last record`, offset: prevEnd });
   return {
     profile: "v2",
     shape,
     tilesY,
     tilesX,
     blockCount: B,
-    blocks,
+    blocks: stopAt < B ? blocks.slice(0, stopAt) : blocks,
     leafTable: leaves.words.subarray(0, leaves.count * 4),
     leafCount: leaves.count,
     byteLength: len,

@@ -1,7 +1,8 @@
 /**
  * The generated kernel-language files: current with their definition, and each language's
  * rendering computes what the TypeScript definition computes (JavaScript on every input here;
- * C compiled and run; GLSL compiled; WGSL is checked by @sgfp4/webgpu-decoder's shader tests).
+ * C compiled and run; GLSL compiled; WGSL is run on a device by
+ * packages/webgpu-decoder/test/contract-wgsl.test.ts).
  */
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { Sgfp4Error, isSgfp4Error } from "../src/errors.js";
 import { LAYOUT, MODE_FP4 } from "../src/geometry.js";
-import { leafAt, parse } from "../src/parse.js";
+import { leafAt, parse, parseUntilFault } from "../src/parse.js";
 import { validate } from "../src/validate.js";
 import { writeV1, writeV2, type LeafSpec, type QuadTree, type V2RecordSpec } from "../src/writer.js";
 
@@ -189,4 +189,39 @@ describe("hostile input", () => {
     }
     expect(seen.size).toBeGreaterThan(6);
   }, 60_000);
+});
+
+describe("parseUntilFault", () => {
+  it("a valid stream: the whole container, no fault", () => {
+    const r = parseUntilFault(validV2(), { profile: "v2", shape: shapeV2 });
+    expect(r.fault).toBeUndefined();
+    expect(r.container!.blocks).toHaveLength(2);
+  });
+
+  it("a fault in record 1: record 0 and its 7 leaves, then the fault", () => {
+    const b = validV2();
+    const record1 = 32 + u32(b, 16 + 4); // region base 32 + record 1's offset
+    setU32(b, record1, u32(b, record1) | 8); // sb_header reserved bit 3
+    const r = parseUntilFault(b, { profile: "v2", shape: shapeV2 });
+    expect(r.fault).toMatchObject({ code: "RESERVED_BITS", location: { record: 1, offset: record1 } });
+    expect(r.container!.blockCount).toBe(2);
+    expect(r.container!.blocks).toHaveLength(1);
+    expect(r.container!.leafCount).toBe(7);
+    expect(Array.from(r.container!.leafTable)).toEqual(Array.from(parse(validV2(), { profile: "v2", shape: shapeV2 }).leafTable.subarray(0, 7 * 4)));
+  });
+
+  it("a v1 fault in block 2: blocks 0 and 1", () => {
+    const b = validV1();
+    setU32(b, 4 * 4 + 4 * 2, u32(b, 4 * 4 + 4 * 2) | 4); // block 2's offset word: reserved flag bit 2
+    const r = parseUntilFault(b, { profile: "v1", shape: shapeV1 });
+    expect(r.fault?.code).toBe("RESERVED_BITS");
+    expect(r.container!.blocks.map((x) => x.index)).toEqual([0, 1]);
+    expect(r.container!.leafCount).toBe(2);
+  });
+
+  it("a header fault: no container", () => {
+    const r = parseUntilFault(new Uint8Array(16), { profile: "v2", shape: shapeV2 });
+    expect(r.fault?.code).toBe("BAD_MAGIC");
+    expect(r.container).toBeUndefined();
+  });
 });

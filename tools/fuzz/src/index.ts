@@ -1,8 +1,6 @@
-// The generator and PRNG live in @sgfp4/testkit (shared with the backends' tests); re-exported here.
-export { Rng, generateValid, halfValue, randomHalf } from "@sgfp4/testkit";
-export type { GenOptions, GeneratedCase, Profile } from "@sgfp4/testkit";
-export { mutate, mutateOnce, MUTATION_KINDS } from "./mutate.js";
-export type { Mutated, MutationInput, MutationKind } from "./mutate.js";
+// The generator, PRNG and mutator live in @sgfp4/testkit (shared with the backends' tests); re-exported here.
+export { Rng, generateValid, halfValue, randomHalf, mutate, mutateOnce, MUTATION_KINDS } from "@sgfp4/testkit";
+export type { GenOptions, GeneratedCase, Profile, Mutated, MutationInput, MutationKind } from "@sgfp4/testkit";
 export { decodeOutcome, describeOutcome, judge, makeCase, runFuzz, runOutcomes } from "./run.js";
 export type { BackendStats, Finding, FuzzInput, FuzzOptions, FuzzStats, Outcome } from "./run.js";
 export { candidateExpectation, saveFinding, shrink, writeCandidate } from "./shrink.js";

@@ -8,8 +8,7 @@
  */
 import { STREAM_ERROR_CODES } from "@sgfp4/format";
 import type { Decoder } from "@sgfp4/format";
-import { Rng, generateValid, type GeneratedCase, type Profile } from "@sgfp4/testkit";
-import { mutate } from "./mutate.js";
+import { Rng, generateValid, mutate, type GeneratedCase, type Profile } from "@sgfp4/testkit";
 
 export type Outcome =
   | { kind: "decoded"; bits: Uint32Array }

@@ -32,7 +32,7 @@ describe("release flow (changesets), dry run", () => {
     }
     const before = new Map<string, string>();
     const dirOf = new Map<string, string>();
-    for (const d of ["packages", "apps"].flatMap((p) => readdirSync(join(scratch, p)).map((n) => join(scratch, p, n))).concat(join(scratch, "conformance"))) {
+    for (const d of ["packages", "apps"].flatMap((p) => readdirSync(join(scratch, p)).map((n) => join(scratch, p, n))).concat(join(scratch, "conformance"), join(scratch, "golden-vectors"))) {
       if (!existsSync(join(d, "package.json"))) continue;
       const pkg = JSON.parse(readFileSync(join(d, "package.json"), "utf8"));
       before.set(pkg.name, pkg.version);

@@ -1,15 +1,14 @@
 import { availableParallelism } from "node:os";
 import type { Command } from "commander";
+import { DecoderLoadError, nodeDecoders } from "@sgfp4/decoders/node";
 import {
   ALL_FORMATS,
-  DecoderLoadError,
   VectorSetError,
   defaultVectorsDir,
   formatTable,
   goldenVectorsVersion,
   isCommandDecoder,
   loadVectorSet,
-  nodeDecoders,
   resolveDecoders,
   runConformance,
   toJSON,

@@ -1,9 +1,11 @@
-/** CPU decoder backend: one module worker, requests matched by id. */
-import type { DecodeReply, DecodeRequest } from "./cpu-worker";
-import { DecodeFailure, type Availability, type DecodeOptions, type DecoderBackend } from "./types";
+/** The CPU decoder of the page: the registry's "cpu" decoder run in one module worker, requests matched by id. */
+import type { Availability, DecodeRequest, Decoder } from "@sgfp4/format";
+import type { WorkerReply, WorkerRequest } from "./cpu-worker";
+import { DecodeFailure } from "./failure";
 
-export class CpuWorkerBackend implements DecoderBackend {
+export class CpuWorkerBackend implements Decoder {
   readonly name = "CPU";
+  readonly formats = ["f32"] as const;
   /** what the worker said it ran (wasm kernel or JS loop), after the first decode */
   label = "";
   private worker: Worker | undefined;
@@ -17,7 +19,7 @@ export class CpuWorkerBackend implements DecoderBackend {
   private ensureWorker(): Worker {
     if (this.worker) return this.worker;
     const w = new Worker(new URL("./cpu-worker.ts", import.meta.url), { type: "module", name: "sgfp4-cpu-decode" });
-    w.onmessage = (ev: MessageEvent<DecodeReply>) => {
+    w.onmessage = (ev: MessageEvent<WorkerReply>) => {
       const r = ev.data;
       const p = this.pending.get(r.id);
       if (!p) return;
@@ -25,8 +27,7 @@ export class CpuWorkerBackend implements DecoderBackend {
       if (r.ok) {
         this.label = r.label;
         p.resolve(r.out);
-      }
-      else p.reject(new DecodeFailure(r.code, r.message));
+      } else p.reject(new DecodeFailure(r.code, r.message));
     };
     w.onerror = (ev) => {
       // A worker that dies takes every pending request with it.
@@ -39,18 +40,19 @@ export class CpuWorkerBackend implements DecoderBackend {
     return w;
   }
 
-  decode(bytes: Uint8Array, opts: DecodeOptions): Promise<Float32Array> {
+  decode(bytes: Uint8Array, req: DecodeRequest): Promise<Float32Array> {
+    if ((req.format ?? "f32") !== "f32") return Promise.reject(new DecodeFailure("INVALID_ARGUMENT", `the page's CPU decoder writes f32, not ${req.format}`));
     const w = this.ensureWorker();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       // A copy goes to the worker so the page keeps its bytes.
-      const req: DecodeRequest = { id, bytes: bytes.slice(), profile: opts.profile, shape: [opts.shape[0], opts.shape[1]] };
-      w.postMessage(req, [req.bytes.buffer]);
+      const msg: WorkerRequest = { id, bytes: bytes.slice(), profile: req.profile, shape: [req.shape[0], req.shape[1]] };
+      w.postMessage(msg, [msg.bytes.buffer]);
     });
   }
 
-  close(): void {
+  async close(): Promise<void> {
     this.worker?.terminate();
     this.worker = undefined;
   }

@@ -1,60 +1,39 @@
-/** WebGPU decoder backend: asks navigator.gpu for a device once and says plainly why it cannot. */
-import { gpuDecoderFactory, type GpuDecode } from "./gpu-impl";
-import { toFailure, type Availability, type DecodeOptions, type DecoderBackend } from "./types";
+/**
+ * The WebGPU decoder of the page: the registry's "webgpu" decoder (@sgfp4/webgpu-decoder on a
+ * device from navigator.gpu, with raised buffer limits), under the column name "WebGPU".
+ */
+import { browserDecoders } from "@sgfp4/decoders";
+import { decodeFloat32, type Availability, type DecodeRequest, type Decoder } from "@sgfp4/format";
+import { toFailure } from "./failure";
 
-export class WebGpuBackend implements DecoderBackend {
+const NO_WEBGPU = "this browser exposes no WebGPU (navigator.gpu is missing: not enabled, or not a secure context)";
+
+export class WebGpuBackend implements Decoder {
   readonly name = "WebGPU";
-  private ready: Promise<{ ok: true; decode: GpuDecode; close?: () => void; detail: string } | { ok: false; reason: string }> | undefined;
+  readonly formats = ["f32"] as const;
+  private opened: Promise<Decoder> | undefined;
 
-  private init() {
-    this.ready ??= (async () => {
-      const gpu = (globalThis.navigator as Navigator | undefined)?.gpu;
-      if (!gpu) return { ok: false as const, reason: "this browser exposes no WebGPU (navigator.gpu is missing: not enabled, or not a secure context)" };
-      let adapter: GPUAdapter | null;
-      try {
-        adapter = await gpu.requestAdapter();
-      } catch (e) {
-        return { ok: false as const, reason: `requestAdapter failed: ${(e as Error).message}` };
-      }
-      if (!adapter) return { ok: false as const, reason: "navigator.gpu.requestAdapter() returned no adapter (no usable GPU or software fallback)" };
-      const info = adapter.info;
-      const name = [info?.vendor, info?.architecture, info?.device, info?.description].filter(Boolean).join(" ") || "unnamed adapter";
-      if (!gpuDecoderFactory) return { ok: false as const, reason: `WebGPU adapter found (${name}) but the page was built without @sgfp4/webgpu-decoder` };
-      try {
-        const device = await adapter.requestDevice({ requiredLimits: pickLimits(adapter) });
-        const d = await gpuDecoderFactory.create(device);
-        return { ok: true as const, decode: d.decode, ...(d.close ? { close: d.close } : {}), detail: `${gpuDecoderFactory.label} on ${name}` };
-      } catch (e) {
-        return { ok: false as const, reason: `could not start the WebGPU decoder on ${name}: ${(e as Error).message}` };
-      }
-    })();
-    return this.ready;
+  private open(): Promise<Decoder> {
+    return (this.opened ??= browserDecoders.open("webgpu"));
   }
 
   async available(): Promise<Availability> {
-    const r = await this.init();
-    return r.ok ? { ok: true, detail: r.detail } : { ok: false, reason: r.reason };
+    // The page can say why better than the decoder can: the usual causes are browser settings.
+    if (!(globalThis.navigator as Navigator | undefined)?.gpu) return { ok: false, reason: NO_WEBGPU };
+    return (await this.open()).available();
   }
 
-  async decode(bytes: Uint8Array, opts: DecodeOptions): Promise<Float32Array> {
-    const r = await this.init();
-    if (!r.ok) throw toFailure({ code: "BACKEND_FAILURE", message: r.reason });
+  async decode(bytes: Uint8Array, req: DecodeRequest): Promise<Float32Array> {
     try {
-      return await r.decode(bytes, opts);
+      return await decodeFloat32(await this.open(), bytes, req);
     } catch (e) {
       throw toFailure(e);
     }
   }
 
-  close(): void {
-    void this.ready?.then((r) => (r.ok ? r.close?.() : undefined));
+  async close(): Promise<void> {
+    const d = this.opened && (await this.opened);
+    this.opened = undefined;
+    await d?.close?.();
   }
-}
-
-/** Ask for the adapter's largest buffers so big tensors fit (defaults are 128-256 MiB). */
-function pickLimits(adapter: GPUAdapter): Record<string, number> {
-  return {
-    maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
-    maxBufferSize: adapter.limits.maxBufferSize,
-  };
 }

@@ -125,6 +125,16 @@ export function withReservedBit(m: Made): Uint8Array {
   return bytes;
 }
 
+/** `m` (v2) with a reserved sb_header bit set in record `r`: refused with RESERVED_BITS at that record's first byte. */
+export function withFaultInRecord(m: Made, r: number): { bytes: Uint8Array; offset: number } {
+  const bytes = m.bytes.slice();
+  const dv = new DataView(bytes.buffer);
+  const records = dv.getUint32(5, true);
+  const offset = Math.ceil((16 + 4 * records) / 16) * 16 + dv.getUint32(16 + 4 * r, true);
+  dv.setUint32(offset, dv.getUint32(offset, true) | 0x8, true);
+  return { bytes, offset };
+}
+
 /** A 4096 x 4096 v2 container cycling through all six layouts, pseudo-random payloads. */
 export function makeLarge(): { bytes: Uint8Array; shape: [number, number]; leafCount: number; blockCount: number } {
   const shape: [number, number] = [4096, 4096];
