@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Writes the files this package publishes (generated at build time, not committed), each from
 // its single source:
-//   sgfp4.h    the single-header C decoder: src/sgfp4_api.h, then (under SGFP4_IMPLEMENTATION) the
+//   sgfp4.h    the single-header C decoder: native/sgfp4_api.h, then (under SGFP4_IMPLEMENTATION) the
 //              native wasm-SIMD shim, the kernel parts of @sgfp4/cpu-decoder's native/kernel.c in
 //              its include order, and this package's classifier and API functions
 //   kernels/   the GPU kernels an engine can embed: GLSL and SPIR-V of @sgfp4/vulkan-addon, the
@@ -43,7 +43,7 @@ function rewriteKernel(text) {
 }
 
 const section = (label, text) => `/* ==== ${label} ==== */\n${text.trimEnd()}\n`;
-const src = (name) => readFileSync(join(pkg, "src", name), "utf8");
+const src = (name) => readFileSync(join(pkg, "native", name), "utf8");
 
 export function amalgamation() {
   const kernelText = rewriteKernel(kernelParts().map((p) => section(`packages/cpu-decoder/native/${p}`, readFileSync(join(kernelDir, p), "utf8"))).join("\n"));
@@ -66,15 +66,15 @@ export function amalgamation() {
  * validates and decodes in both, with the same bits (DECISIONS.md sections 2 and 3).
  * License: Apache-2.0.
  */
-${section("src/sgfp4_api.h", src("sgfp4_api.h"))}
+${section("native/sgfp4_api.h", src("sgfp4_api.h"))}
 #ifdef SGFP4_IMPLEMENTATION
 #ifndef SGFP4__IMPLEMENTATION_DONE
 #define SGFP4__IMPLEMENTATION_DONE
-${section("src/wasm_simd128_native.h", src("wasm_simd128_native.h"))}
-${section("src/kernel_glue.h", src("kernel_glue.h"))}
+${section("native/wasm_simd128_native.h", src("wasm_simd128_native.h"))}
+${section("native/kernel_glue.h", src("kernel_glue.h"))}
 ${kernelText}
-${section("src/classify.c", src("classify.c"))}
-${section("src/api.c", src("api.c"))}
+${section("native/classify.c", src("classify.c"))}
+${section("native/api.c", src("api.c"))}
 #endif /* SGFP4__IMPLEMENTATION_DONE */
 #endif /* SGFP4_IMPLEMENTATION */
 `;

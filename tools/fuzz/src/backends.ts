@@ -64,8 +64,8 @@ export function fuzzDecoders(opts: { commandTimeoutMs?: number } = {}): DecoderR
     factoryEntry("python", "examples/python-decoder through the command protocol", () =>
       createCommandDecoder(pythonBackendTemplate(), { name: "python", timeoutMs: opts.commandTimeoutMs ?? 30_000 }),
     ),
-    factoryEntry("c", "packages/c-decoder/sgfp4.h (cli/sgfp4-decode.c, compiled with $CC or cc) through the command protocol", () =>
-      createCDecoder({ root: repoRoot(), timeoutMs: opts.commandTimeoutMs ?? 30_000 }),
+    factoryEntry("c", "@sgfp4/c-decoder's sgfp4.h (cli/sgfp4-decode.c, compiled with $CC or cc) through the command protocol", () =>
+      createCDecoder({ timeoutMs: opts.commandTimeoutMs ?? 30_000 }),
     ),
   );
 }

@@ -1,5 +1,5 @@
 /**
- * "c": the single-header C decoder of @sgfp4/c-decoder (packages/c-decoder/sgfp4.h behind its
+ * "c": the single-header C decoder of @sgfp4/c-decoder (its sgfp4.h behind its
  * cli/sgfp4-decode.c) through the conformance command protocol, compiled on demand with the
  * system compiler ($CC or cc) under AddressSanitizer + UndefinedBehaviorSanitizer where it has
  * them (a sanitizer report aborts the decode, which the judge counts as a finding), else -O2.
@@ -11,15 +11,11 @@ import { existsSync, mkdirSync, readFileSync, renameSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createCommandDecoder } from "@sgfp4/conformance";
+import { cliSourcePath, headerPath } from "@sgfp4/c-decoder";
 import type { Decoder } from "@sgfp4/format";
 
 const WARNINGS = ["-std=c11", "-Wall", "-Wextra", "-Werror"];
 const SANITIZED = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all"];
-
-export function cDecoderSources(root: string): { header: string; cli: string } {
-  const pkg = path.join(root, "packages", "c-decoder");
-  return { header: path.join(pkg, "sgfp4.h"), cli: path.join(pkg, "cli", "sgfp4-decode.c") };
-}
 
 function build(cc: string, flags: string[], sources: { header: string; cli: string }): string {
   const hash = createHash("sha256").update([cc, ...flags].join(" ")).update(readFileSync(sources.header)).update(readFileSync(sources.cli)).digest("hex").slice(0, 16);
@@ -34,9 +30,9 @@ function build(cc: string, flags: string[], sources: { header: string; cli: stri
 }
 
 /** Compiles (or reuses) the decoder; throws with the compiler's reason when it cannot (the registry reports it unavailable). */
-export function createCDecoder(opts: { root: string; timeoutMs?: number }): Decoder {
+export function createCDecoder(opts: { timeoutMs?: number } = {}): Decoder {
   const cc = process.env.CC ?? "cc";
-  const sources = cDecoderSources(opts.root);
+  const sources = { header: headerPath, cli: cliSourcePath };
   if (!existsSync(sources.header)) throw new Error(`${sources.header} is missing (it is generated: pnpm --filter @sgfp4/c-decoder build)`);
   let exe: string;
   let how = "sanitized (address, undefined)";
