@@ -4,7 +4,7 @@
 //   sgfp4.h    the single-header C decoder: native/sgfp4_api.h, then (under SGFP4_IMPLEMENTATION) the
 //              native wasm-SIMD shim, the kernel parts of @sgfp4/cpu-decoder's native/kernel.c in
 //              its include order, and this package's classifier and API functions
-//   kernels/   the GPU kernels an engine can embed: GLSL and SPIR-V of @sgfp4/vulkan-addon, the
+//   kernels/   the GPU kernels an engine can embed: GLSL and SPIR-V (.spv, .inc) of @sgfp4/vulkan-addon, the
 //              leaf-table contract of @sgfp4/format (C, GLSL, WGSL) and the WGSL of @sgfp4/webgpu-decoder
 // `--check` regenerates into memory and exits 1 if a written file differs (test/artifacts.test.ts).
 import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
@@ -80,6 +80,18 @@ ${section("native/api.c", src("api.c"))}
 `;
 }
 
+/** kDecodeBaselineSpv.inc -> decode-baseline.spv */
+const spvName = (inc) => inc.replace(/^k(\w+)Spv\.inc$/, "$1").replace(/(?<=.)([A-Z])/g, "-$1").toLowerCase() + ".spv";
+
+/** The words of a `{0x07230203,...}` initializer list as a little-endian SPIR-V binary. */
+function spirvBinary(text, name) {
+  const words = [...text.matchAll(/0x([0-9a-fA-F]{8})/g)].map((m) => parseInt(m[1], 16));
+  if (words[0] !== 0x07230203) throw new Error(`${name}: not SPIR-V (first word 0x${(words[0] ?? 0).toString(16)})`);
+  const bytes = Buffer.alloc(4 * words.length);
+  words.forEach((w, i) => bytes.writeUInt32LE(w, 4 * i));
+  return bytes;
+}
+
 /** Every generated file: path relative to the package -> contents. */
 export async function generatedFiles() {
   const files = { "sgfp4.h": amalgamation() };
@@ -88,7 +100,13 @@ export async function generatedFiles() {
   };
   const shaders = join("packages", "vulkan-addon", "native", "shaders");
   for (const f of readdirSync(join(repo, shaders)).sort()) copy(join(shaders, f), join("kernels", "glsl", f));
-  copy(join("packages", "vulkan-addon", "native", "gen", "shaders.h"), join("kernels", "spirv", "shaders.h"));
+  // SPIR-V of the same shaders, as the addon embeds it (gen/k*Spv.inc: C initializer lists of
+  // uint32_t, usable from C as `static const uint32_t spv[] =\n#include "kDecodeSpv.inc"\n;`) and as .spv files
+  const gen = join("packages", "vulkan-addon", "native", "gen");
+  for (const f of readdirSync(join(repo, gen)).filter((n) => /^k\w+Spv\.inc$/.test(n)).sort()) {
+    copy(join(gen, f), join("kernels", "spirv", f));
+    files[join("kernels", "spirv", spvName(f))] = spirvBinary(readFileSync(join(repo, gen, f), "utf8"), f);
+  }
   const contract = join("packages", "format", "generated");
   for (const f of readdirSync(join(repo, contract)).sort()) copy(join(contract, f), join("kernels", "contract", f));
   for (const [name, text] of Object.entries(await wgslKernels())) files[join("kernels", "wgsl", name)] = text;

@@ -1,17 +1,26 @@
 /**
  * The published files are generated from their single sources (scripts/amalgamate.mjs) and must
  * match them: sgfp4.h carries the WebAssembly kernel's parts verbatim but for the documented
- * rewrites, and kernels/ holds byte copies of the GPU kernels.
+ * rewrites, and kernels/ holds byte copies of the GPU kernels (and the SPIR-V words as .spv).
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
-import { pkgRoot, repoRoot } from "./native.js";
+import { compile, pkgRoot, repoRoot } from "./native.js";
 
 const header = readFileSync(path.join(pkgRoot, "sgfp4.h"), "utf8");
 const cpuNative = path.join(repoRoot, "packages", "cpu-decoder", "native");
+const hasSpirvVal = (() => {
+  try {
+    execFileSync("spirv-val", ["--version"], { stdio: "pipe" });
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 /** The text of one `/* ==== label ==== *\/` section of sgfp4.h. */
 function section(label: string): string {
@@ -50,8 +59,26 @@ describe("generated files", () => {
     const same = (copy: string, source: string) => expect(readFileSync(path.join(pkgRoot, copy)).equals(readFileSync(path.join(repoRoot, source))), copy).toBe(true);
     same("kernels/glsl/decode.comp", "packages/vulkan-addon/native/shaders/decode.comp");
     same("kernels/glsl/copy.comp", "packages/vulkan-addon/native/shaders/copy.comp");
-    same("kernels/spirv/shaders.h", "packages/vulkan-addon/native/gen/shaders.h");
+    for (const f of ["kDecodeSpv.inc", "kDecodeBaselineSpv.inc", "kCopySpv.inc"]) same(`kernels/spirv/${f}`, `packages/vulkan-addon/native/gen/${f}`);
     for (const f of ["sgfp4_leaf_table.h", "sgfp4_leaf_table.glsl", "sgfp4_leaf_table.wgsl"]) same(`kernels/contract/${f}`, `packages/format/generated/${f}`);
+  });
+
+  it("kernels/spirv/*.spv are the words of the addon's SPIR-V, valid for spirv-val where it is installed", () => {
+    for (const [spv, inc] of [["decode.spv", "kDecodeSpv.inc"], ["decode-baseline.spv", "kDecodeBaselineSpv.inc"], ["copy.spv", "kCopySpv.inc"]] as const) {
+      const bytes = readFileSync(path.join(pkgRoot, "kernels", "spirv", spv));
+      const words = [...readFileSync(path.join(pkgRoot, "kernels", "spirv", inc), "utf8").matchAll(/0x([0-9a-f]{8})/gi)].map((m) => parseInt(m[1]!, 16));
+      expect(bytes.length, spv).toBe(4 * words.length);
+      expect(words.every((w, i) => bytes.readUInt32LE(4 * i) === w), spv).toBe(true);
+      expect(bytes.readUInt32LE(0)).toBe(0x07230203);
+      if (hasSpirvVal) execFileSync("spirv-val", ["--target-env", "vulkan1.1", path.join(pkgRoot, "kernels", "spirv", spv)], { stdio: "pipe" });
+    }
+  });
+
+  it("kernels/spirv/*.inc compile as C initializers", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "sgfp4-spv-"));
+    const file = path.join(dir, "embed.c");
+    writeFileSync(file, `#include <stdint.h>\nstatic const uint32_t spv[] =\n#include "kDecodeSpv.inc"\n;\nint main(void) { return spv[0] == 0x07230203u ? 0 : 1; }\n`);
+    execFileSync(compile("embed-spv", [file], ["-I", path.join(pkgRoot, "kernels", "spirv")]));
   });
 
   it("kernels/wgsl holds the WGSL that @sgfp4/webgpu-decoder runs", async () => {
