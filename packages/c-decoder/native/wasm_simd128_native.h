@@ -7,6 +7,9 @@
 #if !defined(__GNUC__) || (defined(__GNUC__) && !defined(__clang__) && __GNUC__ < 12)
 #error "sgfp4.h implementation needs GCC >= 12 or Clang >= 10 (vector extensions, __builtin_shufflevector)"
 #endif
+#if defined(__FAST_MATH__)
+#error "compile the sgfp4.h implementation without -ffast-math: it reorders float arithmetic and flushes subnormals, which changes decoded bits"
+#endif
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "sgfp4.h implementation supports little-endian targets only"
 #endif

@@ -3,13 +3,14 @@
  * codes; sgfp4_validate gives every golden vector's expected verdict; argument, limit and
  * floating-point-mode checks. Built under the sanitizers where the compiler has them.
  */
-import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { STREAM_ERROR_CODES } from "@sgfp4/format";
 import { vectorsDir } from "@sgfp4/golden-vectors";
 import { describe, expect, it } from "vitest";
-import { SANITIZE, compile, sanitizerUnavailable } from "./native.js";
+import { CC, SANITIZE, WARNINGS, compile, pkgRoot, sanitizerUnavailable } from "./native.js";
 
 const exe = compile("api-check", ["test/c/api-check.c"], sanitizerUnavailable() === null ? SANITIZE : ["-O2"]);
 const check = (...args: string[]): string => execFileSync(exe, args, { encoding: "utf8" });
@@ -36,6 +37,19 @@ describe("sgfp4.h API", () => {
     expect(vectors.filter((v) => v.expect.reject).length).toBeGreaterThan(20);
     expect(vectors.filter((v) => !v.expect.reject).length).toBeGreaterThan(20);
   }, 120_000); // one sanitized process per vector
+
+  it("the declarations compile as C++ (extern \"C\"); the implementation refuses -ffast-math", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "sgfp4-h-"));
+    const cxxFile = path.join(dir, "use.cpp");
+    writeFileSync(cxxFile, `#include "sgfp4.h"\nconst char *name() { return sgfp4_status_name(SGFP4_TRUNCATED); }\n`);
+    const cxx = spawnSync(process.env.CXX ?? "c++", ["-std=c++17", "-Wall", "-Wextra", "-Werror", "-fsyntax-only", "-I", pkgRoot, cxxFile], { encoding: "utf8" });
+    expect(cxx.error ? String(cxx.error) : cxx.stderr).toBe("");
+    const implFile = path.join(dir, "impl.c");
+    writeFileSync(implFile, `#define SGFP4_IMPLEMENTATION\n#include "sgfp4.h"\n`);
+    const fast = spawnSync(CC, [...WARNINGS, "-ffast-math", "-c", "-o", path.join(dir, "impl.o"), "-I", pkgRoot, implFile], { encoding: "utf8" });
+    expect(fast.status).not.toBe(0);
+    expect(fast.stderr).toContain("without -ffast-math");
+  });
 
   it("refuses bad arguments, outputs over the limit, short buffers and flush-to-zero modes; zeroes the output on a fault", () => {
     expect(check("calls")).toBe("PASS\n");
