@@ -28,7 +28,8 @@ SGFP4_API const char *sgfp4_status_name(sgfp4_status status) {
   return "UNKNOWN";
 }
 
-/* The call's geometry, or 0 blocks when the profile or shape is invalid or over the output bound. */
+/* The call's geometry, or a status when the profile or shape is invalid or over a bound. Products
+ * are compared by division, so no 64-bit product wraps. */
 typedef struct sgfp4__call {
   sgfp4_status status;
   u32 tiles_x, blocks;
@@ -38,9 +39,9 @@ static sgfp4__call sgfp4__plan(int profile, size_t len, uint32_t rows, uint32_t 
   sgfp4__call c = {SGFP4_OK, 0, 0};
   if ((profile != SGFP4_PROFILE_V1 && profile != SGFP4_PROFILE_V2) || rows == 0 || cols == 0) {
     c.status = sgfp4__fail(err, SGFP4_INVALID_ARGUMENT, SGFP4_NO_BLOCK, "profile must be 1 or 2, rows and cols >= 1");
-  } else if ((u64)rows * cols * 4u > SGFP4_MAX_OUTPUT_BYTES || SGFP4_MAX_OUTPUT_BYTES > (UINT64_C(1) << 33)) {
+  } else if ((u64)rows * cols > SGFP4_MAX_OUTPUT_BYTES / 4u || (u64)rows * cols > SIZE_MAX / 4u || SGFP4_MAX_OUTPUT_BYTES > (UINT64_C(1) << 33)) {
     c.status = sgfp4__fail(err, SGFP4_LIMIT_EXCEEDED, SGFP4_NO_BLOCK, "output over SGFP4_MAX_OUTPUT_BYTES");
-  } else if ((u64)len > 0xffffffffu - 64u) { /* the kernel's offsets are 32-bit */
+  } else if ((u64)len > 0xffffffffu - 8192u || len > SIZE_MAX - 8192u) { /* 32-bit kernel offsets; scratch size fits size_t */
     c.status = sgfp4__fail(err, SGFP4_LIMIT_EXCEEDED, SGFP4_NO_BLOCK, "stream of 4 GiB or more");
   } else {
     c.tiles_x = (cols + 63u) / 64u;

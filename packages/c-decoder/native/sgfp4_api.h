@@ -34,7 +34,7 @@ typedef enum sgfp4_status {
   SGFP4_RESERVED_BITS,
   SGFP4_NONFINITE_PARAMETER,
   SGFP4_INVALID_ARGUMENT, /* bad profile or shape, output or scratch too small, FTZ/DAZ floating point mode */
-  SGFP4_LIMIT_EXCEEDED,   /* output over SGFP4_MAX_OUTPUT_BYTES, or a stream of 4 GiB or more */
+  SGFP4_LIMIT_EXCEEDED,   /* output over SGFP4_MAX_OUTPUT_BYTES, or a stream of 4 GiB - 8 KiB or more */
   SGFP4_BACKEND_FAILURE   /* the kernel refused the stream and no rule names the fault: a bug, please report it */
 } sgfp4_status;
 

@@ -57,6 +57,9 @@ static int calls(void) {
   EXPECT(sgfp4_scratch_size(SGFP4_PROFILE_V2, 16, (1u << 14) + 1, 1u << 15) == 0);
   EXPECT(sgfp4_decode(stream, sizeof stream, SGFP4_PROFILE_V2, (1u << 14) + 1, 1u << 15, out, 1, scratch, sizeof scratch, &err) == SGFP4_LIMIT_EXCEEDED);
   EXPECT(sgfp4_decode(stream, sizeof stream, SGFP4_PROFILE_V1, 0xffffffffu, 0xffffffffu, out, 1, scratch, sizeof scratch, &err) == SGFP4_LIMIT_EXCEEDED);
+  /* rows * cols * 4 = 2^64 would wrap to 0 in 64-bit arithmetic */
+  EXPECT(sgfp4_scratch_size(SGFP4_PROFILE_V1, sizeof stream, 1u << 31, 1u << 31) == 0);
+  EXPECT(sgfp4_decode(stream, sizeof stream, SGFP4_PROFILE_V1, 1u << 31, 1u << 31, out, 1, scratch, sizeof scratch, &err) == SGFP4_LIMIT_EXCEEDED);
   /* a stream fault: the output is zeroed and the block is named */
   out[0] = 7.0f;
   stream[4 + 0] = 0x04; /* offset flag bit 2 */
