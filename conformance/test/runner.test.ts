@@ -408,6 +408,9 @@ describe("output formats (P10)", () => {
     const r = await runConformance({ vectors: set, backends: [threeFormats("t")], formats: ["bf16"] });
     expect(r.backends.map((b) => b.format)).toEqual(["bf16"]);
     expect(r.backends[0]!.cases.find((c) => c.vector === "v2-bad-version")!.status).toBe("passed");
+    const unchecked = await runConformance({ vectors: set, backends: [threeFormats("t"), mockBackend("plain", built)], formats: ["f16"], require: ["plain"] });
+    expect(unchecked.ok).toBe(false);
+    expect(unchecked.problems).toEqual(["required decoder plain writes none of the requested formats"]);
     const none = await runConformance({ vectors: set, backends: [mockBackend("plain", built)], formats: ["f16"] });
     expect(none.ok).toBe(false);
     expect(none.problems).toEqual(["no decoder in the run writes any of the requested formats"]);

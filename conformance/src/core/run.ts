@@ -170,6 +170,9 @@ export async function runConformance(opts: RunOptions): Promise<ConformanceResul
   if (opts.vectors.vectors.length === 0) problems.push("the vector set has no vectors");
   else if (results.length === 0) problems.push("no decoder in the run writes any of the requested formats");
   else if (totals.passed + totals.failed === 0) problems.push("no case ran: every case was skipped (see the reasons above)");
+  for (const name of required) {
+    if (!results.some((r) => r.name === name)) problems.push(`required decoder ${name} writes none of the requested formats`);
+  }
   return {
     vectorsDir: opts.vectors.dir,
     vectorCount: opts.vectors.vectors.length,

@@ -107,14 +107,7 @@ static void leaf_cropped(const u8 *src, float *dst, u32 cols, u32 lg, u32 mode, 
   for (u32 i = 0; i < keep_rows; i++) {
     for (u32 j = 0; j < keep_cols; j++) {
       u32 idx = (i << lg) + j;
-      int code;
-      if (mode) {
-        u32 sym = (src[idx >> 2] >> ((idx & 3u) * 2u)) & 3u;
-        code = sym == 1u ? 1 : sym == 2u ? -1 : 0;
-      } else {
-        code = (int)((src[idx >> 1] >> ((idx & 1u) * 4u)) & 15u);
-        code -= (code & 8) << 1;
-      }
+      const int code = mode ? sgfp4_t158_code(src[idx >> 2] >> ((idx & 3u) * 2u)) : sgfp4_fp4_code(src[idx >> 1] >> ((idx & 1u) * 4u));
       dst[i * cols + j] = scale * (float)code + bias;
     }
   }
@@ -251,10 +244,10 @@ static inline __attribute__((always_inline)) void store_four_4x4(v128_t c0, v128
  * that inside the stream copy or its INPUT_SLACK_BYTES. */
 static inline __attribute__((always_inline)) void pair_8x8(u32 ha, u32 hb, const u8 *pa, const u8 *pb, float *q, u32 cols) {
   v128_t sa, ba, sb, bb, ka0, ka1, ka2, ka3, kb0, kb1, kb2, kb3;
-  LEAF_SCALE_BIAS(ha & 0xfffffff0u, sa, ba);
-  LEAF_SCALE_BIAS(hb & 0xfffffff0u, sb, bb);
-  CODES_8x8(pa, ha & 1u, ka0, ka1, ka2, ka3);
-  CODES_8x8(pb, hb & 1u, kb0, kb1, kb2, kb3);
+  LEAF_SCALE_BIAS(sgfp4_v2_header_params(ha), sa, ba);
+  LEAF_SCALE_BIAS(sgfp4_v2_header_params(hb), sb, bb);
+  CODES_8x8(pa, ha & SGFP4_V2_LEAF_MODE_MASK, ka0, ka1, ka2, ka3);
+  CODES_8x8(pb, hb & SGFP4_V2_LEAF_MODE_MASK, kb0, kb1, kb2, kb3);
   ROWS_PAIR_8x8(q, cols, ka0, sa, ba, kb0, sb, bb);
   ROWS_PAIR_8x8(q + 2 * cols, cols, ka1, sa, ba, kb1, sb, bb);
   ROWS_PAIR_8x8(q + 4 * cols, cols, ka2, sa, ba, kb2, sb, bb);

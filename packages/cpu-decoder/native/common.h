@@ -1,5 +1,8 @@
-/* Types and scalar helpers shared by every part of the kernel (kernel.c includes the parts in order). */
+/* Types and scalar helpers shared by every part of the kernel (kernel.c includes the parts in order).
+ * The leaf-table contract (word layout, masks, payload sizes, code tables, FP16 conversion) comes
+ * from @sgfp4/format's generated header, the one definition every backend includes. */
 #include <wasm_simd128.h>
+#include "sgfp4_leaf_table.h"
 
 typedef unsigned int u32;
 typedef unsigned char u8;
@@ -10,23 +13,14 @@ static inline float float_from_bits(u32 bits) {
   return v.f;
 }
 
-/* Exact FP16 -> FP32 with integer ops (subnormals kept, signed zero kept). */
-static inline float half_to_float(u32 h) {
-  u32 sign = (h & 0x8000u) << 16;
-  u32 exp = (h >> 10) & 0x1fu;
-  u32 mant = h & 0x3ffu;
-  if (exp == 0x1fu) return float_from_bits(sign | 0x7f800000u | (mant << 13)); /* parser rejects these */
-  if (exp != 0) return float_from_bits(sign | ((exp + 112u) << 23) | (mant << 13));
-  if (mant == 0) return float_from_bits(sign);
-  u32 shift = (u32)__builtin_clz(mant) - 21u; /* moves the leading 1 to bit 10 */
-  return float_from_bits(sign | ((113u - shift) << 23) | (((mant << shift) & 0x3ffu) << 13));
-}
+/* Exact FP16 -> FP32 (subnormals kept, signed zero kept): the contract's integer conversion. */
+static inline float half_to_float(u32 h) { return float_from_bits(sgfp4_half_to_float_bits(h)); }
 
 typedef unsigned long long u64;
 typedef u32 __attribute__((aligned(1))) unaligned_u32;
 
 static inline u32 load32(const u8 *p) { return *(const unaligned_u32 *)p; }
-static inline int half_nonfinite(u32 h) { return (h & 0x7c00u) == 0x7c00u; }
+static inline int half_nonfinite(u32 h) { return sgfp4_half_nonfinite(h); }
 
 /* Bytes [from, to) of the stream are zero (from and to within len, checked by the caller). */
 static int all_zero(const u8 *in, u32 from, u32 to) {

@@ -21,10 +21,10 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
       block_inside = by * 64u + 64u <= rows && bx * 64u + 64u <= cols && by < (1u << 25) && bx < (1u << 25);
       block_offset = (by * 64u - row_base) * cols + bx * 64u;
     }
-    u32 lg = (geometry >> 12) & 7u;
+    u32 lg = sgfp4_geometry_log2(geometry);
     if (lg < 2u || lg > 6u) continue; /* the parser never emits these; never index with them */
-    const u32 size = 1u << lg, mode = (geometry >> 15) & 1u;
-    const u32 y = geometry & 63u, x = (geometry >> 6) & 63u;
+    const u32 size = 1u << lg, mode = sgfp4_geometry_mode(geometry);
+    const u32 y = sgfp4_geometry_y(geometry), x = sgfp4_geometry_x(geometry);
     float *dst;
     if (block_inside && y + size <= 64u && x + size <= 64u) {
       dst = out + (block_offset + y * cols + x); /* same u32 sum as the general path below */
@@ -35,8 +35,8 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
       const u32 keep_rows = rows - r0 < size ? rows - r0 : size;
       const u32 keep_cols = cols - c0 < size ? cols - c0 : size;
       if (keep_rows != size || keep_cols != size) {
-        leaf_cropped(payload, dst, cols, lg, mode, keep_rows, keep_cols, half_to_float(params >> 16),
-                     half_to_float(params & 0xffffu));
+        leaf_cropped(payload, dst, cols, lg, mode, keep_rows, keep_cols, half_to_float(sgfp4_params_scale_bits(params)),
+                     half_to_float(sgfp4_params_bias_bits(params)));
         continue;
       }
     }
@@ -55,9 +55,9 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
         LEAF_SCALE_BIAS(table[6], s1, b1);
         LEAF_SCALE_BIAS(table[10], s2, b2);
         LEAF_SCALE_BIAS(table[14], s3, b3);
-        const v128_t c0 = codes_4x4(payload, mode), c1 = codes_4x4((const u8 *)table[7], (table[5] >> 15) & 1u);
-        const v128_t c2 = codes_4x4((const u8 *)table[11], (table[9] >> 15) & 1u);
-        const v128_t c3 = codes_4x4((const u8 *)table[15], (table[13] >> 15) & 1u);
+        const v128_t c0 = codes_4x4(payload, mode), c1 = codes_4x4((const u8 *)table[7], sgfp4_geometry_mode(table[5]));
+        const v128_t c2 = codes_4x4((const u8 *)table[11], sgfp4_geometry_mode(table[9]));
+        const v128_t c3 = codes_4x4((const u8 *)table[15], sgfp4_geometry_mode(table[13]));
         store_four_4x4(c0, c1, c2, c3, s0, b0, s1, b1, s2, b2, s3, b3, dst, cols, quad);
         n += 3u;
         table += 12;
@@ -71,7 +71,7 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
       LEAF_SCALE_BIAS(params, sa, ba);
       LEAF_SCALE_BIAS(table[6], sb, bb);
       CODES_8x8(payload, mode, ka0, ka1, ka2, ka3);
-      CODES_8x8((const u8 *)table[7], (table[5] >> 15) & 1u, kb0, kb1, kb2, kb3);
+      CODES_8x8((const u8 *)table[7], sgfp4_geometry_mode(table[5]), kb0, kb1, kb2, kb3);
       ROWS_PAIR_8x8(dst, cols, ka0, sa, ba, kb0, sb, bb);
       ROWS_PAIR_8x8(dst + 2 * cols, cols, ka1, sa, ba, kb1, sb, bb);
       ROWS_PAIR_8x8(dst + 4 * cols, cols, ka2, sa, ba, kb2, sb, bb);

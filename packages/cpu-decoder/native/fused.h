@@ -14,13 +14,13 @@ static inline __attribute__((always_inline)) v128_t four_4x4(const u8 *headers, 
                                                               int quad) {
   /* bytes a payload chunk must leave zero: 8..15 for FP4 (8 bytes used), 4..15 for T158 (4 used) */
   const v128_t pad_fp4 = wasm_i32x4_const(0, 0, -1, -1), pad_t158 = wasm_i32x4_const(0, -1, -1, -1);
-  const v128_t exponent = wasm_i16x8_splat(0x7c00);
+  const v128_t exponent = wasm_i16x8_splat(SGFP4_HALF_EXPONENT_MASK);
   const v128_t h = wasm_v128_load(headers);
   /* reserved header bits 1-3 set, or a non-finite scale or bias (exponent all ones) */
-  v128_t bad = wasm_v128_or(wasm_v128_and(h, wasm_i32x4_splat(0xe)), wasm_i16x8_eq(wasm_v128_and(h, exponent), exponent));
+  v128_t bad = wasm_v128_or(wasm_v128_and(h, wasm_i32x4_splat(SGFP4_V2_LEAF_RESERVED_MASK)), wasm_i16x8_eq(wasm_v128_and(h, exponent), exponent));
   const v128_t modes = wasm_i32x4_sub(wasm_i32x4_const(0, 0, 0, 0), wasm_v128_and(h, wasm_i32x4_splat(1)));
   /* scale * 2^-28 and bias of the four leaves at once, as LEAF_SCALE_BIAS does for one */
-  const v128_t scale_half = wasm_u32x4_shr(h, 16), bias_half = wasm_v128_and(h, wasm_i32x4_splat(0xfff0));
+  const v128_t scale_half = wasm_u32x4_shr(h, 16), bias_half = wasm_v128_and(h, wasm_i32x4_splat(SGFP4_V2_BIAS_MASK));
   const v128_t scales = wasm_v128_or(
       wasm_f32x4_mul(wasm_i32x4_shl(wasm_v128_and(scale_half, wasm_i32x4_splat(0x7fff)), 13), wasm_f32x4_splat(0x1p84f)),
       wasm_i32x4_shl(wasm_v128_and(scale_half, wasm_i32x4_splat(0x8000)), 16));
@@ -68,7 +68,7 @@ static int full_4x4_record(const u8 *in, u32 len, u32 start, float *dst, u32 col
 
 /*
  * A MIXED record wholly inside the tensor, validated and expanded while its split map is walked
- * (Morton order, as walk_split_map), without a leaf table. The leaf count is known up front:
+ * (Morton order, as validate.h's v2_record walks it), without a leaf table. The leaf count is known up front:
  * each split turns one node into four, so n = 1 + 3 * (set bits of the map) for a valid map, which
  * places the payloads; a map with set bits the walk does not reach is rejected at the end. The
  * four 4x4 children of a split 8x8 node are expanded together. 1 = ok, 0 = not ok.
@@ -101,23 +101,23 @@ static int mixed_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) 
       bit++;
       if (leaves + 2u > n) return 0;
       const u32 ha = load32(header), hb = load32(header + 4);
-      bad |= ((ha | hb) & 0xeu) | half_nonfinite(ha >> 16) | half_nonfinite(ha & 0xffffu) | half_nonfinite(hb >> 16) |
-             half_nonfinite(hb & 0xffffu);
-      const u64 pb = p + ((ha & 1u) ? 16u : 32u), p_end = pb + ((hb & 1u) ? 16u : 32u);
+      bad |= ((ha | hb) & SGFP4_V2_LEAF_RESERVED_MASK) | half_nonfinite(sgfp4_params_scale_bits(ha)) |
+             half_nonfinite(sgfp4_params_bias_bits(ha)) | half_nonfinite(sgfp4_params_scale_bits(hb)) | half_nonfinite(sgfp4_params_bias_bits(hb));
+      const u64 pb = p + sgfp4_leaf_payload_bytes(3, ha & SGFP4_V2_LEAF_MODE_MASK), p_end = pb + sgfp4_leaf_payload_bytes(3, hb & SGFP4_V2_LEAF_MODE_MASK);
       if (p_end > len) return 0;
       pair_8x8(ha, hb, in + (u32)p, in + (u32)pb, leaf_dst, cols);
       header += 8, p = p_end, leaves += 2, m += 8u;
     } else {
       if (leaves + 1u > n) return 0;
       const u32 h = load32(header);
-      bad |= (h & 0xeu) | half_nonfinite(h >> 16) | half_nonfinite(h & 0xffffu);
-      const u32 mode = h & 1u;
+      bad |= (h & SGFP4_V2_LEAF_RESERVED_MASK) | half_nonfinite(sgfp4_params_scale_bits(h)) | half_nonfinite(sgfp4_params_bias_bits(h));
+      const u32 mode = h & SGFP4_V2_LEAF_MODE_MASK;
       /* 8x8 and larger payloads are whole 16-byte chunks: no padding */
-      const u32 used = mode ? (1u << (2u * lg)) >> 2 : (1u << (2u * lg)) >> 1;
+      const u32 used = sgfp4_leaf_payload_bytes(lg, mode);
       if (p + used > len) return 0;
       const u8 *payload = in + (u32)p;
       v128_t vscale, vbias;
-      LEAF_SCALE_BIAS(h & 0xfffffff0u, vscale, vbias);
+      LEAF_SCALE_BIAS(sgfp4_v2_header_params(h), vscale, vbias);
       if (lg == 3u) { /* T158 reads 16 bytes past its payload: inside the stream copy's slack */
         v128_t k0, k1, k2, k3;
         CODES_8x8(payload, mode, k0, k1, k2, k3);
@@ -153,11 +153,12 @@ static int uniform_8_record(const u8 *in, u32 len, u32 start, float *dst, u32 co
   u32 bad = 0;
   for (u32 pair = 0; pair < 32u; pair++, headers += 8) {
     const u32 ha = load32(headers), hb = load32(headers + 4);
-    bad |= (ha | hb) & 0xeu;
-    bad |= half_nonfinite(ha >> 16) | half_nonfinite(ha & 0xffffu) | half_nonfinite(hb >> 16) | half_nonfinite(hb & 0xffffu);
-    const u32 mode_a = ha & 1u, mode_b = hb & 1u;
-    const u64 pa = p, pb = p + (mode_a ? 16u : 32u);
-    p = pb + (mode_b ? 16u : 32u);
+    bad |= (ha | hb) & SGFP4_V2_LEAF_RESERVED_MASK;
+    bad |= half_nonfinite(sgfp4_params_scale_bits(ha)) | half_nonfinite(sgfp4_params_bias_bits(ha)) | half_nonfinite(sgfp4_params_scale_bits(hb)) |
+           half_nonfinite(sgfp4_params_bias_bits(hb));
+    const u32 mode_a = ha & SGFP4_V2_LEAF_MODE_MASK, mode_b = hb & SGFP4_V2_LEAF_MODE_MASK;
+    const u64 pa = p, pb = p + sgfp4_leaf_payload_bytes(3, mode_a);
+    p = pb + sgfp4_leaf_payload_bytes(3, mode_b);
     if (p > len) return 0;
     /* leaf i of the record sits at row 8 * (i / 8), column 8 * (i % 8): pair j = leaves 2j, 2j+1 */
     pair_8x8(ha, hb, in + (u32)pa, in + (u32)pb, dst + (pair >> 2) * 8u * cols + (pair & 3u) * 16u, cols);
@@ -175,11 +176,12 @@ static int uniform_8_record(const u8 *in, u32 len, u32 start, float *dst, u32 co
 #define ROW_LEAF_START(j, mode_j, payload_j, scale_j, bias_j)                                                   \
   do {                                                                                                         \
     const u32 h_ = load32(in + (u32)headers_at + 4u * (leaf_row * across + (j)));                              \
-    bad |= (h_ & 0xeu) | half_nonfinite(h_ >> 16) | half_nonfinite(h_ & 0xffffu);                               \
+    bad |= (h_ & SGFP4_V2_LEAF_RESERVED_MASK) | half_nonfinite(sgfp4_params_scale_bits(h_)) |                     \
+           half_nonfinite(sgfp4_params_bias_bits(h_));                                                        \
     mode_j = h_ & 1u;                                                                                           \
     payload_j = in + (u32)p;                                                                                    \
-    p += mode_j ? area >> 2 : area >> 1;                                                                        \
-    LEAF_SCALE_BIAS(h_ & 0xfffffff0u, scale_j, bias_j);                                                         \
+    p += sgfp4_leaf_payload_bytes(lg, mode_j);                                                                  \
+    LEAF_SCALE_BIAS(sgfp4_v2_header_params(h_), scale_j, bias_j);                                                         \
   } while (0)
 #define ROW_LEAF_STEP(j, mode_j, payload_j, scale_j, bias_j) step32(payload_j, mode_j, k, row + ((j) << lg), cols, lg, scale_j, bias_j)
 static inline __attribute__((always_inline)) int uniform_rows_record(const u8 *in, u32 len, u32 start, float *dst,

@@ -1,11 +1,12 @@
 /**
  * Node-only entry: decode on worker_threads into one shared output. The stream is copied once
- * into a shared WebAssembly.Memory; workers take bands of macroblock rows from a shared counter
- * (dynamic: heavy bands do not hold up the others) and write disjoint rows of the output.
- * Validation happens once: v2 records are validated by the worker that expands them (one pass,
- * validate_decode_v2_rows; each band also checks that its first offset rises above the previous
- * band's last), v1 streams by the caller before the workers start. Small outputs are decoded on
- * the calling thread (a worker round trip costs more than they take). Bits equal decode()'s.
+ * into a shared WebAssembly.Memory; the calling thread and pooled workers take bands of macroblock
+ * rows from a shared counter (dynamic: heavy bands do not hold up the others; a worker that starts
+ * late finds the work done) and write disjoint rows of the output. Validation happens once: v2
+ * records by the thread that expands them (one pass, validate_decode_v2_rows; each band also
+ * checks that its first offset rises above the previous band's last), v1 streams by the caller
+ * before the workers start. Small outputs are decoded on the calling thread alone (a worker round
+ * trip costs more than they take). Bits equal decode()'s.
  */
 import { Worker } from "node:worker_threads";
 import { availableParallelism } from "node:os";
@@ -21,54 +22,16 @@ import { fusedBands, validatedBands } from "./routes.js";
 export type ParallelDecodeOptions = DecodeOptions & { threads?: number };
 
 const MAX_THREADS = 64;
-/** Each worker gets at least this much output, else fewer workers run (measured: bench-load cpu rows). */
-const MIN_BYTES_PER_WORKER = 2 * 1024 * 1024;
+/** Each thread gets at least this much output, else fewer threads run (a guess to be checked with bench-load's cpu rows on a many-core host). */
+const MIN_BYTES_PER_THREAD = 2 * 1024 * 1024;
 
-// CommonJS worker body (eval: true), so the same code runs from src (vitest) and dist.
-const WORKER_SOURCE = `
-const { parentPort } = require("node:worker_threads");
-let cached = null; // the instance of the last memory seen (the pool reuses one scratch memory)
-parentPort.on("message", (m) => {
-  try {
-    if (!cached || cached.memory !== m.memory) {
-      cached = { memory: m.memory, kernel: new WebAssembly.Instance(m.module, { env: { memory: m.memory } }).exports };
-    }
-    const k = cached.kernel;
-    const next = new Int32Array(m.counter);
-    const out = m.format === "f32" ? new Float32Array(m.out) : new Uint16Array(m.out);
-    const blockFirst = m.profile === "v1" ? new Uint32Array(m.memory.buffer, m.blockFirstAt, m.blocks + 1) : null;
-    let valid = true;
-    for (let i = Atomics.add(next, 0, 1); i < m.bands.length; i = Atomics.add(next, 0, 1)) {
-      const [by0, by1, rowBase, keptRows] = m.bands[i];
-      if (blockFirst) {
-        const first = blockFirst[by0 * m.tilesX];
-        k.decode_leaves(m.tableAt + first * 16, blockFirst[by1 * m.tilesX] - first, m.bandAt, m.rows, m.cols, m.tilesX, rowBase);
-      } else if (k.validate_decode_v2_rows(m.streamAt, m.len, m.blocks, by0 * m.tilesX, by1 * m.tilesX, m.scratchAt, m.bandAt, m.rows, m.cols, m.tilesX, rowBase) !== 0) {
-        valid = false;
-        Atomics.store(next, 0, m.bands.length); // the others stop after their current band
-        break;
-      }
-      const n = keptRows * m.cols;
-      if (m.format === "f32") {
-        out.set(new Float32Array(m.memory.buffer, m.bandAt, n), rowBase * m.cols);
-      } else {
-        (m.format === "f16" ? k.convert_f16 : k.convert_bf16)(m.bandAt, m.bandAt, n);
-        out.set(new Uint16Array(m.memory.buffer, m.bandAt, n), rowBase * m.cols);
-      }
-    }
-    parentPort.postMessage({ id: m.id, ok: true, valid });
-  } catch (e) {
-    parentPort.postMessage({ id: m.id, ok: false, error: String((e && e.message) || e) });
-  }
-});`;
-
-/** What every worker of one decode gets (plus its own bandAt / scratchAt). */
-interface Job {
-  module: WebAssembly.Module;
+/** What every thread of one decode gets (a worker, plus its bandAt / scratchAt in the message). */
+interface SharedJob {
   memory: WebAssembly.Memory;
   out: SharedArrayBuffer;
   format: OutputFormat;
-  counter: SharedArrayBuffer;
+  /** Int32Array view: [next band to take, bands done, fault: 0 none, 1 invalid stream, 2 kernel failure] */
+  control: SharedArrayBuffer;
   /** [by0, by1, rowBase, keptRows] per band */
   bands: Array<[number, number, number, number]>;
   profile: "v1" | "v2";
@@ -82,40 +45,91 @@ interface Job {
   tilesX: number;
 }
 
+/**
+ * One thread's share: take bands from the shared counter until none is left, expand each into
+ * this thread's band area and copy it into the output. Every band taken is counted done (also
+ * after a fault, when the rest are only counted), so the caller waits exactly for the bands taken.
+ * Self-contained: its source is also the workers' (Function.prototype.toString).
+ */
+function takeBands(k: KernelExports, m: SharedJob, bandAt: number, scratchAt: number): void {
+  const control = new Int32Array(m.control);
+  const out = m.format === "f32" ? new Float32Array(m.out) : new Uint16Array(m.out);
+  const blockFirst = m.profile === "v1" ? new Uint32Array(m.memory.buffer, m.blockFirstAt, m.blocks + 1) : null;
+  for (let i = Atomics.add(control, 0, 1); i < m.bands.length; i = Atomics.add(control, 0, 1)) {
+    if (Atomics.load(control, 2) === 0) {
+      try {
+        const [by0, by1, rowBase, keptRows] = m.bands[i]!;
+        let valid = true;
+        if (blockFirst) {
+          const first = blockFirst[by0 * m.tilesX]!;
+          k.decode_leaves(m.tableAt + first * 16, blockFirst[by1 * m.tilesX]! - first, bandAt, m.rows, m.cols, m.tilesX, rowBase);
+        } else {
+          valid = k.validate_decode_v2_rows(m.streamAt, m.len, m.blocks, by0 * m.tilesX, by1 * m.tilesX, scratchAt, bandAt, m.rows, m.cols, m.tilesX, rowBase) === 0;
+        }
+        const n = keptRows * m.cols;
+        if (!valid) Atomics.store(control, 2, 1);
+        else if (m.format === "f32") out.set(new Float32Array(m.memory.buffer, bandAt, n), rowBase * m.cols);
+        else {
+          if (m.format === "f16") k.convert_f16(bandAt, bandAt, n);
+          else k.convert_bf16(bandAt, bandAt, n);
+          out.set(new Uint16Array(m.memory.buffer, bandAt, n), rowBase * m.cols);
+        }
+      } catch {
+        Atomics.store(control, 2, 2);
+      }
+    }
+    Atomics.add(control, 1, 1);
+    Atomics.notify(control, 1);
+  }
+}
+
+// CommonJS worker body (eval: true), so the same code runs from src (vitest) and dist.
+const WORKER_SOURCE = `
+const { parentPort } = require("node:worker_threads");
+${takeBands.toString()}
+let cached = null; // the instance of the last memory seen (the pool reuses one scratch memory)
+parentPort.on("message", (m) => {
+  try {
+    if (!cached || cached.memory !== m.memory) {
+      cached = { memory: m.memory, kernel: new WebAssembly.Instance(m.module, { env: { memory: m.memory } }).exports };
+    }
+    ${takeBands.name}(cached.kernel, m, m.bandAt, m.scratchAt);
+  } finally {
+    parentPort.postMessage(0); // a worker that cannot start took no band: the caller does its share
+  }
+});`;
+
+/** A pooled worker; it is ref'd only while it holds a job. */
 class PooledWorker {
   private readonly worker: Worker;
-  private readonly pending = new Map<number, { resolve: (valid: boolean) => void; reject: (e: Error) => void }>();
-  private nextId = 0;
+  /** control buffers of the jobs posted and not yet answered, in order (a worker answers in order) */
+  private readonly inFlight: SharedArrayBuffer[] = [];
   dead = false;
 
   constructor() {
     this.worker = new Worker(WORKER_SOURCE, { eval: true });
     this.worker.unref(); // an idle pool never keeps the process alive
-    this.worker.on("message", (m: { id: number; ok: boolean; valid?: boolean; error?: string }) => {
-      const p = this.pending.get(m.id);
-      if (!p) return;
-      this.pending.delete(m.id);
-      if (this.pending.size === 0) this.worker.unref();
-      if (m.ok) p.resolve(m.valid === true);
-      else p.reject(new Sgfp4Error("BACKEND_FAILURE", `worker decode failed: ${m.error}`));
+    this.worker.on("message", () => {
+      this.inFlight.shift();
+      if (this.inFlight.length === 0) this.worker.unref();
     });
-    const fail = (why: string) => {
+    // A worker that dies may hold a band it never finishes: fault its jobs so their callers stop waiting.
+    const die = () => {
       this.dead = true;
-      for (const p of this.pending.values()) p.reject(new Sgfp4Error("BACKEND_FAILURE", why));
-      this.pending.clear();
+      for (const control of this.inFlight.splice(0)) {
+        const c = new Int32Array(control);
+        Atomics.store(c, 2, 2);
+        Atomics.notify(c, 1);
+      }
     };
-    this.worker.on("error", (e) => fail(`worker error: ${e.message}`));
-    this.worker.on("exit", (code) => fail(`worker exited (code ${code})`));
+    this.worker.on("error", die);
+    this.worker.on("exit", die);
   }
 
-  /** Resolves with false when a record of the stream was not valid. */
-  run(job: Job & { bandAt: number; scratchAt: number }): Promise<boolean> {
-    return new Promise((resolve, reject) => {
-      const id = this.nextId++;
-      this.pending.set(id, { resolve, reject });
-      this.worker.ref(); // keep the process alive while a decode is in flight
-      this.worker.postMessage({ id, ...job });
-    });
+  /** Not awaited: the caller waits for the bands (SharedJob.control), not for the workers. */
+  post(job: SharedJob & { module: WebAssembly.Module; bandAt: number; scratchAt: number }): void {
+    if (this.inFlight.push(job.control) === 1) this.worker.ref();
+    this.worker.postMessage(job);
   }
 
   terminate(): Promise<number> {
@@ -142,12 +156,12 @@ const SCRATCH_KEEP_BYTES = 128 * 1024 * 1024;
 let scratch: { memory: WebAssembly.Memory; kernel: KernelExports } | undefined;
 let scratchBusy = false;
 
-/** Shared scratch (per-worker areas + inputs); reused unless a concurrent call holds it. */
-function takeScratch(module: WebAssembly.Module, bytes: number): { memory: WebAssembly.Memory; kernel: KernelExports; release: () => void } {
+/** Shared scratch (per-thread areas + inputs); reused unless a concurrent call holds it or it was abandoned. */
+function takeScratch(module: WebAssembly.Module, bytes: number): { memory: WebAssembly.Memory; kernel: KernelExports; release: () => void; abandon: () => void } {
   const pages = pagesFor(bytes);
   if (scratchBusy || bytes > SCRATCH_KEEP_BYTES) {
     const memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
-    return { memory, kernel: instantiate(module, memory), release: () => {} };
+    return { memory, kernel: instantiate(module, memory), release: () => {}, abandon: () => {} };
   }
   if (!scratch) {
     const memory = new WebAssembly.Memory({ initial: pages, maximum: SCRATCH_KEEP_BYTES / WASM_PAGE, shared: true });
@@ -156,7 +170,7 @@ function takeScratch(module: WebAssembly.Module, bytes: number): { memory: WebAs
     scratch.memory.grow(pages - scratch.memory.buffer.byteLength / WASM_PAGE);
   }
   scratchBusy = true;
-  return { ...scratch, release: () => (scratchBusy = false) };
+  return { ...scratch, release: () => (scratchBusy = false), abandon: () => (scratch = undefined) };
 }
 
 function sharedOutput(format: OutputFormat, elements: number): DecodedArray {
@@ -168,8 +182,9 @@ function sharedOutput(format: OutputFormat, elements: number): DecodedArray {
 }
 
 /**
- * Decode on worker threads (default min(cores, 8)); the result views a SharedArrayBuffer (a
- * Float32Array, or a Uint16Array of f16/bf16 patterns). Throws the Sgfp4Error decode() throws.
+ * Decode on `threads` threads (default min(cores, 8)): the calling thread and threads - 1 pooled
+ * workers. The result views a SharedArrayBuffer (a Float32Array, or a Uint16Array of f16/bf16
+ * patterns). Throws the Sgfp4Error decode() throws.
  */
 export async function decodeParallel(bytes: Uint8Array, opts: ParallelDecodeOptions & { format?: "f32" }): Promise<Float32Array>;
 export async function decodeParallel(bytes: Uint8Array, opts: ParallelDecodeOptions & { format: "f16" | "bf16" }): Promise<Uint16Array>;
@@ -185,7 +200,7 @@ export async function decodeParallel(bytes: Uint8Array, opts: ParallelDecodeOpti
   if (!r || !module) return copyToShared(decode(bytes, opts), format); // parse() route (or its error)
   const outBytes = r.rows * r.cols * (format === "f32" ? 4 : 2);
   const bands = bandsOf(r.tilesY, r.rows, r.cols);
-  const parts = Math.min(threads, bands.length, Math.max(1, Math.floor(outBytes / MIN_BYTES_PER_WORKER)));
+  const parts = Math.min(threads, bands.length, Math.max(1, Math.floor(outBytes / MIN_BYTES_PER_THREAD)));
   if (parts === 1) {
     const target: BandTarget = { tilesY: r.tilesY, rows: r.rows, cols: r.cols, format, out: () => sharedOutput(format, r.rows * r.cols) };
     const out = r.profile === "v2" ? fusedBands(bytes, r, target) : validatedBands(bytes, r, target);
@@ -195,9 +210,12 @@ export async function decodeParallel(bytes: Uint8Array, opts: ParallelDecodeOpti
   return out ?? copyToShared(decode(bytes, opts), format); // not ok: decode() runs parse(), which throws why
 }
 
-/** The shared output, or null when the stream is not valid (or does not fit the kernel's memory). */
+/**
+ * The caller and parts - 1 pooled workers take bands from one shared counter. The shared output,
+ * or null when the stream is not valid (or does not fit the kernel's memory).
+ */
 async function onWorkers(bytes: Uint8Array, r: FastRequest, format: OutputFormat, bands: ReturnType<typeof bandsOf>, parts: number, module: WebAssembly.Module): Promise<DecodedArray | null> {
-  // per worker: a one-record leaf table (4 KiB, v2) and its band; then the inputs
+  // per thread: a one-record leaf table (4 KiB, v2) and its band; then the inputs
   const area = 256 * 16 + bandBytes(r.tilesY, r.cols);
   const layout = validatedLayout(parts * area, r.profile, bytes.length, r.blockCount);
   const streamAt = r.profile === "v2" ? parts * area : layout.streamAt; // v2 needs no leaf table
@@ -216,12 +234,11 @@ async function onWorkers(bytes: Uint8Array, r: FastRequest, format: OutputFormat
       new Uint8Array(held.memory.buffer, streamAt, bytes.length).set(bytes);
     }
     const out = sharedOutput(format, r.rows * r.cols);
-    const job: Job = {
-      module,
+    const job: SharedJob = {
       memory: held.memory,
       out: out.buffer as SharedArrayBuffer,
       format,
-      counter: new SharedArrayBuffer(4),
+      control: new SharedArrayBuffer(12),
       bands: bands.map((b) => [b.by0, b.by1, b.rowBase, b.keptRows]),
       profile: r.profile,
       streamAt,
@@ -233,11 +250,28 @@ async function onWorkers(bytes: Uint8Array, r: FastRequest, format: OutputFormat
       cols: r.cols,
       tilesX: r.tilesX,
     };
-    const valid = await Promise.all(workers(parts).map((w, i) => w.run({ ...job, scratchAt: i * area, bandAt: i * area + 256 * 16 })));
-    return valid.every(Boolean) ? out : null;
+    workers(parts - 1).forEach((w, i) => w.post({ ...job, module, scratchAt: i * area, bandAt: i * area + 256 * 16 }));
+    // the caller's share: on a busy machine it may do every band itself, before a worker starts
+    takeBands(held.kernel, job, (parts - 1) * area + 256 * 16, (parts - 1) * area);
+    const control = new Int32Array(job.control);
+    for (let done = Atomics.load(control, 1); done < bands.length && Atomics.load(control, 2) !== 2; done = Atomics.load(control, 1)) {
+      const waited = (Atomics as unknown as AtomicsWaitAsync).waitAsync(control, 1, done);
+      if (waited.async) await waited.value;
+    }
+    const fault = Atomics.load(control, 2);
+    if (fault === 2) {
+      held.abandon(); // a thread may still write into it: never reuse this memory
+      throw new Sgfp4Error("BACKEND_FAILURE", "parallel decode: a worker died or the kernel failed in a thread");
+    }
+    return fault === 0 ? out : null;
   } finally {
     held.release();
   }
+}
+
+/** Atomics.waitAsync (Node >= 16; not in this TypeScript lib target). */
+interface AtomicsWaitAsync {
+  waitAsync(a: Int32Array, index: number, value: number): { async: false; value: string } | { async: true; value: Promise<string> };
 }
 
 /** Fallback routes (parse(), no kernel): the output copied into a SharedArrayBuffer, as the fast routes return. */

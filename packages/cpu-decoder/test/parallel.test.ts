@@ -4,7 +4,7 @@ import { decodeParallel, terminateWorkers } from "../src/parallel.js";
 import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
 import { parse } from "@sgfp4/format";
 import { SHAPES } from "./helpers.js";
-import { mutate } from "../../../tools/fuzz/src/mutate.js";
+import { mutate } from "@sgfp4/testkit";
 
 afterAll(() => terminateWorkers());
 
@@ -96,4 +96,19 @@ describe("decodeParallel on mutated streams large enough for several workers", (
     }
     expect(rejected).toBeGreaterThan(8);
   }, 120_000);
+});
+
+describe("decodeParallel when the pool is terminated during a call", () => {
+  it("settles: the right bits, or BACKEND_FAILURE; the next call works", async () => {
+    const shape = [64 * 64, 1024] as const; // 16 MiB: several threads
+    const c = generateValid(new Rng(80), { profile: "v2", shape });
+    const pending = decodeParallel(c.bytes, { profile: "v2", shape, threads: 3 });
+    await terminateWorkers();
+    const settled = await Promise.race([
+      pending.then((out) => (firstBitDifference(out, c.expected) === -1 ? "bits ok" : "bits differ"), (e: { code?: string }) => e.code),
+      new Promise((resolve) => setTimeout(() => resolve("hung"), 20_000)),
+    ]);
+    expect(["bits ok", "BACKEND_FAILURE"]).toContain(settled);
+    expect(firstBitDifference(await decodeParallel(c.bytes, { profile: "v2", shape, threads: 3 }), c.expected)).toBe(-1);
+  }, 60_000);
 });

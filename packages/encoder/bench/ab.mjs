@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { loadBuild } from "./load-build.mjs";
-import { onnxWeightTensors } from "./onnx.mjs";
+import { onnxWeightTensors } from "@sgfp4/testkit/workloads";
 
 const [dirA, dirB] = process.argv.slice(2, 4);
 if (!dirA || !dirB) throw new Error("usage: node bench/ab.mjs <build A> <build B> [size] [reps] [threads] [model.onnx]");

@@ -7,7 +7,7 @@
 import { readFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
 import { FAMILIES, WorkerPool, encodeTensor, synthetic } from "../dist/index.js";
-import { onnxWeightTensors } from "./onnx.mjs";
+import { onnxWeightTensors } from "@sgfp4/testkit/workloads";
 
 const size = Number(process.argv[2] ?? 2048);
 const reps = Number(process.argv[3] ?? 5);

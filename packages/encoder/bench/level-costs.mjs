@@ -6,7 +6,7 @@
 // Usage: node bench/level-costs.mjs [dist, default ../dist] [family or model.onnx, default student-t] [size, default 1024]
 import { readFileSync } from "node:fs";
 import { loadBuild } from "./load-build.mjs";
-import { onnxWeightTensors } from "./onnx.mjs";
+import { onnxWeightTensors } from "@sgfp4/testkit/workloads";
 
 const m = await loadBuild(process.argv[2] || new URL("../dist", import.meta.url).pathname);
 const input = process.argv[3] || "student-t";

@@ -1,112 +1,126 @@
-// Quality: bits per weight, SNR, Laplacian-weighted error, mode and layout histograms, per
-// synthetic family and setting; a bits-per-weight vs SNR plot (SVG). Run after the build.
-// Usage: node bench/quality.mjs [rows] [cols]   (writes bench/results/quality.{json,md} and bpw_snr.svg)
-import { mkdirSync, writeFileSync } from "node:fs";
-import { FAMILIES, analyzeTensor, encodeTensor, encodeTensorWith, searchLambda, synthetic } from "../dist/internal.js";
+// Quality at equal bits (issue 16): per input and per bits-per-weight point, the encoder's SNR
+// and actual bpw next to baselines computed in the same run (bench/baselines.mjs), plus a
+// task-level check on Silero VAD in onnxruntime-node. Run after the build (`pnpm bench:quality`
+// at the root builds first).
+//
+// Usage: node bench/quality.mjs [--quick] [--input NAME[,NAME]] [--size N] [--policy P] [--options JSON] [--out DIR]
+//   --quick    synthetic tensors 256x256 instead of 1024x1024, and no pp-ocrv4-rec unless named
+//              (CI smoke: the same rows, under 2 minutes on 2 cores)
+//   --input    only these inputs (synthetic families, silero-vad, pp-ocrv4-rec); default all
+//   --size     synthetic tensors N x N
+//   --policy   passed to encodeTensor / encodeModel as `policy` (when the encoder has that option)
+//   --options  more encoder options as JSON, merged in (e.g. '{"fit":{"search":"joint"}}')
+//   --out      folder for quality.{json,md} and bpw_snr.svg; default bench/results for a full run
+//              (no --quick, --input or --size), else none (print only). A run into bench/results also refreshes the marked
+//              blocks (<!-- bench:quality NAME -->) of packages/encoder/BENCHMARKS.md and the root
+//              BENCHMARKS.md; the prose around them is not rewritten.
+// Exits 1 when a row was skipped (an input could not be loaded), a container failed
+// `validate --strict`, or a CPU decode differed from the encoder's reconstruction.
+import { execFileSync } from "node:child_process";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpus } from "node:os";
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { BASELINES } from "./baselines.mjs";
+import { INPUT_NAMES, QUICK_INPUTS, loadInputs } from "./quality/inputs.mjs";
+import { SETTINGS, measureBaseline, measureEncoder } from "./quality/measure.mjs";
+import { svg } from "./quality/plot.mjs";
+import { markdown, splice } from "./quality/report.mjs";
+import { vadTask } from "./quality/vad-task.mjs";
 
-const rows = Number(process.argv[2] ?? 256);
-const cols = Number(process.argv[3] ?? 512);
-const shape = [rows, cols];
-const outDir = new URL("./results/", import.meta.url);
-mkdirSync(outDir, { recursive: true });
-
-const SCALES = [0.25, 0.5, 1, 2, 4, 8, 16];
-const TARGETS = [2.1, 2.5, 3, 3.5, 4, 4.5];
-const results = [];
+const { values: args } = parseArgs({
+  options: {
+    quick: { type: "boolean", default: false },
+    input: { type: "string", multiple: true, default: [] },
+    size: { type: "string" },
+    policy: { type: "string" },
+    options: { type: "string" },
+    out: { type: "string" },
+  },
+});
+const size = Number(args.size ?? (args.quick ? 256 : 1024));
+const names = args.input.flatMap((s) => s.split(",")).filter(Boolean);
+const resultsDir = new URL("./results/", import.meta.url).pathname;
+const fullRun = !args.quick && !names.length && args.size === undefined;
+const outDir = args.out ?? (fullRun ? resultsDir : undefined);
+const DOCS = ["../BENCHMARKS.md", "../../../BENCHMARKS.md"].map((f) => new URL(f, import.meta.url).pathname);
+const variant = {
+  label: `${args.policy ? ` --policy ${args.policy}` : ""}${args.options ? ` ${args.options}` : ""}`,
+  options: { ...(args.options ? JSON.parse(args.options) : {}), ...(args.policy ? { policy: args.policy } : {}) },
+};
 const t0 = performance.now();
+const log = (msg) => console.error(`[${((performance.now() - t0) / 1000).toFixed(0)} s] ${msg}`);
 
-function record(family, series, setting, r) {
-  const s = r.stats;
-  const total = s.modeWeights[0] + s.modeWeights[1];
-  const row = { family, series, setting, bpw: s.bitsPerWeight, snrDb: s.snrDb, lwe: s.lwe, t158: s.modeWeights[1] / total, layouts: s.layouts, leafSizes: s.leafSizes };
-  results.push(row);
-  return row;
-}
-
-for (const family of FAMILIES) {
-  const data = synthetic(family, rows, cols, 7);
-  for (const refit of [true, false]) {
-    const tag = refit ? "" : " plain";
-    record(family, `v1${tag}`, "v1", await encodeTensor(data, shape, { profile: "v1", fit: { refit } }));
-    for (const k of SCALES) record(family, `v2 thresholds${tag}`, `scale ${k}`, await encodeTensor(data, shape, { fit: { refit }, quadtree: { thresholdScale: k } }));
-    const analysis = await analyzeTensor(data, shape, { fit: { refit } });
-    for (const target of TARGETS) {
-      const lambda = searchLambda([analysis], target * rows * cols);
-      record(family, `v2 rate control${tag}`, `bpw ${target}`, await encodeTensorWith(data, shape, { fit: { refit } }, lambda, analysis));
-    }
+/** The checkout's commit (with "+changes" when the work tree differs from it), or "unknown". */
+function gitCommit() {
+  try {
+    const git = (...a) => execFileSync("git", a, { cwd: new URL(".", import.meta.url), encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+    return `${git("rev-parse", "--short", "HEAD")}${git("status", "--porcelain") ? "+changes" : ""}`;
+  } catch {
+    return "unknown";
   }
-  record(family, "v2 absolute (reference)", "absolute", await encodeTensor(data, shape, { quadtree: { thresholdMode: "absolute" } }));
-  console.error(`${family} done, ${((performance.now() - t0) / 1000).toFixed(0)} s`);
 }
 
-/** SNR at a given bpw by linear interpolation along a series (sorted by bpw). */
-function snrAt(family, series, bpw) {
-  const pts = results.filter((r) => r.family === family && r.series === series).sort((a, b) => a.bpw - b.bpw);
-  for (let i = 1; i < pts.length; i++) {
-    const a = pts[i - 1];
-    const b = pts[i];
-    if (a.bpw <= bpw && bpw <= b.bpw && b.bpw > a.bpw) return a.snrDb + ((b.snrDb - a.snrDb) * (bpw - a.bpw)) / (b.bpw - a.bpw);
+const result = {
+  meta: {
+    command: `pnpm bench:quality${process.argv.slice(2).length ? ` ${process.argv.slice(2).join(" ")}` : ""}`,
+    date: new Date().toISOString().slice(0, 16).replace("T", " ") + " UTC",
+    machine: `${cpus()[0]?.model ?? "unknown CPU"} (${cpus().length} threads)`,
+    node: process.versions.node,
+    encoderVersion: JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version,
+    commit: gitCommit(),
+    encoderOptions: variant.options,
+    syntheticSize: size,
+  },
+  inputs: [],
+  rows: [],
+  vad: null,
+};
+
+for (const name of names.length ? names : args.quick ? QUICK_INPUTS : INPUT_NAMES) {
+  let input;
+  try {
+    [input] = loadInputs([name], size);
+  } catch (e) {
+    const reason = e.message.split("\n")[0];
+    log(`${name}: skipped (${reason})`);
+    result.inputs.push({ name, skipped: reason });
+    result.rows.push({ input: name, method: "all", name: "all", setting: "all", skipped: reason });
+    continue;
   }
-  const near = pts.find((p) => Math.abs(p.bpw - bpw) < 0.1); // a target just missed (e.g. 4.49 for 4.5)
-  return near ? near.snrDb : NaN;
-}
-
-const fmt = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : "n/a");
-let md = `Inputs: ${rows}x${cols} float32 per family (seed 7), generated by \`synthetic()\` in src/random.ts.\n\n`;
-md += "| family | series | setting | bpw | SNR dB | LWE (rel.) | T158 share | layouts | leaf sizes |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
-const power = Object.fromEntries(FAMILIES.map((f) => { const d = synthetic(f, rows, cols, 7); let s = 0; for (const v of d) s += v * v; return [f, s / d.length]; }));
-for (const r of results) {
-  md += `| ${r.family} | ${r.series} | ${r.setting} | ${fmt(r.bpw, 3)} | ${fmt(r.snrDb)} | ${(r.lwe / power[r.family]).toExponential(2)} | ${fmt(r.t158, 3)} | ${Object.entries(r.layouts).map(([k, v]) => `${k}:${v}`).join(" ")} | ${Object.entries(r.leafSizes).map(([k, v]) => `${k}:${v}`).join(" ")} |\n`;
-}
-md += "\n### Gains at equal bits per weight (SNR dB, interpolated along each curve)\n\n| family | v1 plain 22.7 | v1 + refit | v2 thresholds plain @3.0 | v2 thresholds + refit @3.0 | rate control plain @3.0 | rate control + refit @3.0 | thresholds + refit @4.5 | rate control + refit @4.5 |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n";
-for (const f of FAMILIES) {
-  const v1p = results.find((r) => r.family === f && r.series === "v1 plain").snrDb;
-  const v1 = results.find((r) => r.family === f && r.series === "v1").snrDb;
-  md += `| ${f} | ${fmt(v1p)} | ${fmt(v1)} | ${fmt(snrAt(f, "v2 thresholds plain", 3))} | ${fmt(snrAt(f, "v2 thresholds", 3))} | ${fmt(snrAt(f, "v2 rate control plain", 3))} | ${fmt(snrAt(f, "v2 rate control", 3))} | ${fmt(snrAt(f, "v2 thresholds", 4.5))} | ${fmt(snrAt(f, "v2 rate control", 4.5))} |\n`;
-}
-writeFileSync(new URL("quality.json", outDir), JSON.stringify(results, null, 1));
-writeFileSync(new URL("quality.md", outDir), md);
-
-// SVG: one panel per family, SNR (y) vs bits per weight (x).
-const SERIES = [
-  ["v1", "#d62728", "point"],
-  ["v1 plain", "#ff9896", "point"],
-  ["v2 thresholds", "#1f77b4", "line"],
-  ["v2 thresholds plain", "#aec7e8", "line"],
-  ["v2 rate control", "#2ca02c", "line"],
-  ["v2 rate control plain", "#98df8a", "line"],
-  ["v2 absolute (reference)", "#9467bd", "point"],
-];
-const PW = 300, PH = 220, M = 40, COLS = 3;
-const W = COLS * (PW + M) + M, H = Math.ceil(FAMILIES.length / COLS) * (PH + M + 20) + 90;
-let svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" font-family="sans-serif" font-size="10">\n<rect width="100%" height="100%" fill="white"/>\n`;
-svg += `<text x="${M}" y="18" font-size="14">SGFP4 encoder: SNR (dB) vs bits per weight, ${rows}x${cols} synthetic tensors</text>\n`;
-FAMILIES.forEach((f, i) => {
-  const ox = M + (i % COLS) * (PW + M);
-  const oy = 40 + Math.floor(i / COLS) * (PH + M + 20);
-  const pts = results.filter((r) => r.family === f && Number.isFinite(r.snrDb));
-  const xs = [2, Math.max(6, ...pts.map((p) => p.bpw)) + 0.2];
-  const ys = [Math.floor(Math.min(...pts.map((p) => p.snrDb))) - 1, Math.ceil(Math.max(...pts.map((p) => p.snrDb))) + 1];
-  const X = (b) => ox + ((b - xs[0]) / (xs[1] - xs[0])) * PW;
-  const Y = (s) => oy + PH - ((s - ys[0]) / (ys[1] - ys[0])) * PH;
-  svg += `<g><rect x="${ox}" y="${oy}" width="${PW}" height="${PH}" fill="none" stroke="#888"/>\n<text x="${ox + 4}" y="${oy - 4}" font-size="12">${f}</text>\n`;
-  for (let b = Math.ceil(xs[0]); b <= xs[1]; b++) svg += `<line x1="${X(b)}" x2="${X(b)}" y1="${oy}" y2="${oy + PH}" stroke="#eee"/><text x="${X(b) - 3}" y="${oy + PH + 12}">${b}</text>\n`;
-  const step = Math.max(1, Math.round((ys[1] - ys[0]) / 6));
-  for (let s = Math.ceil(ys[0]); s <= ys[1]; s += step) svg += `<line x1="${ox}" x2="${ox + PW}" y1="${Y(s)}" y2="${Y(s)}" stroke="#eee"/><text x="${ox - 22}" y="${Y(s) + 3}">${s}</text>\n`;
-  for (const [name, color, kind] of SERIES) {
-    const sp = pts.filter((p) => p.series === name).sort((a, b) => a.bpw - b.bpw);
-    if (!sp.length) continue;
-    if (kind === "line" && sp.length > 1) svg += `<polyline fill="none" stroke="${color}" stroke-width="1.5" points="${sp.map((p) => `${X(p.bpw).toFixed(1)},${Y(p.snrDb).toFixed(1)}`).join(" ")}"/>\n`;
-    for (const p of sp) svg += `<circle cx="${X(p.bpw).toFixed(1)}" cy="${Y(p.snrDb).toFixed(1)}" r="${kind === "point" ? 4 : 2.2}" fill="${color}"><title>${name} ${p.setting}: ${p.bpw.toFixed(3)} bpw, ${p.snrDb.toFixed(2)} dB</title></circle>\n`;
+  result.inputs.push({ name: input.name, description: input.description });
+  const task = input.name === "silero-vad" ? await vadTask(input.model) : null;
+  if (task) result.vad = { description: task.description, recordings: task.recordings };
+  for (const setting of SETTINGS) {
+    const { row, decoded } = await measureEncoder(input, setting, variant);
+    if (task) row.task = await task.compare(decoded);
+    result.rows.push(row);
+    log(`${input.name} ${row.name}: ${row.bpw.toFixed(3)} bpw, ${row.snrDb.toFixed(2)} dB`);
   }
-  svg += `<text x="${ox + PW / 2 - 30}" y="${oy + PH + 26}">bits per weight</text></g>\n`;
-});
-SERIES.forEach(([name, color], i) => {
-  const lx = M + (i % 4) * 200;
-  const ly = H - 40 + Math.floor(i / 4) * 16;
-  svg += `<rect x="${lx}" y="${ly - 8}" width="10" height="10" fill="${color}"/><text x="${lx + 14}" y="${ly + 1}">${name}</text>\n`;
-});
-svg += "</svg>\n";
-writeFileSync(new URL("bpw_snr.svg", outDir), svg);
+  for (const baseline of BASELINES) {
+    const { row, decoded } = measureBaseline(input, baseline);
+    if (task) row.task = await task.compare(decoded);
+    result.rows.push(row);
+  }
+  log(`${input.name}: baselines done`);
+}
+
+const md = markdown(result);
 console.log(md);
-console.error(`total ${((performance.now() - t0) / 1000).toFixed(0)} s; wrote bench/results/quality.{json,md}, bpw_snr.svg`);
+if (outDir) {
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(resolve(outDir, "quality.json"), `${JSON.stringify(result, null, 1)}\n`);
+  writeFileSync(resolve(outDir, "quality.md"), md);
+  writeFileSync(resolve(outDir, "bpw_snr.svg"), svg(result));
+  log(`wrote ${outDir}: quality.json, quality.md, bpw_snr.svg`);
+  if (fullRun && resolve(outDir) === resolve(resultsDir)) {
+    for (const doc of DOCS) writeFileSync(doc, splice(readFileSync(doc, "utf8"), result));
+    log(`refreshed the bench:quality blocks of ${DOCS.join(", ")}`);
+  }
+}
+const failures = result.rows.filter((r) => r.skipped || r.invalid || r.mismatched || !Number.isFinite(r.snrDb));
+if (failures.length) {
+  console.error(`FAILED: ${failures.length} row(s) skipped, invalid or not bit-exact: ${failures.map((r) => `${r.input} ${r.name}`).join("; ")}`);
+  process.exit(1);
+}
+log("done");

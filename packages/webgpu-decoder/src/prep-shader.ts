@@ -10,9 +10,11 @@
  *   cells from the root down (the first marked ancestor is the leaf: the leaves tile the block
  *   exactly) and writes their leaf indices as one word of the table.
  */
+import { LEAF_TABLE_WGSL } from "@sgfp4/format";
 import { PARAMS_WGSL } from "./shader.js";
 
-const BINDINGS = /* wgsl */ `${PARAMS_WGSL}
+const BINDINGS = /* wgsl */ `${LEAF_TABLE_WGSL}
+${PARAMS_WGSL}
 @group(0) @binding(0) var<uniform> p: Params;
 @group(0) @binding(1) var<storage, read> leaves: array<vec4<u32>>;`;
 
@@ -24,9 +26,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let i = (wid.y * p.leafGroupsX + wid.x) * 256u + t; // leaf index within the window
   if (i >= p.leafCount) { return; }
   let l = p.leafEnd - p.leafCount + i; // index in the stream
-  let b = leaves[l - p.leafBase].x;
+  let b = leaves[l - p.leafBase][SGFP4_LEAF_WORD_BLOCK];
   // the window's first leaf starts its first block
-  if (i == 0u || leaves[l - 1u - p.leafBase].x != b) { firstLeaf[b] = l; }
+  if (i == 0u || leaves[l - 1u - p.leafBase][SGFP4_LEAF_WORD_BLOCK] != b) { firstLeaf[b] = l; }
   if (i + 1u == p.leafCount) { firstLeaf[p.firstBlock + p.blockCount] = p.leafEnd; }
 }
 `;
@@ -59,8 +61,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let first = firstLeaf[b];
   let count = min(firstLeaf[b + 1u] - first, 256u);
   for (var k = t; k < count; k += 64u) {
-    let info = leaves[first + k - p.leafBase].y;
-    nodeLeaf[nodeIndex(info & 63u, (info >> 6u) & 63u, (info >> 12u) & 7u)] = k + 1u;
+    let g = leaves[first + k - p.leafBase][SGFP4_LEAF_WORD_GEOMETRY];
+    nodeLeaf[nodeIndex(sgfp4_geometry_y(g), sgfp4_geometry_x(g), sgfp4_geometry_log2(g))] = k + 1u;
   }
   workgroupBarrier();
   var word = 0u;

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { Sgfp4Error, parse, type Shape } from "@sgfp4/format";
 import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
 import { WebGpuDecoder, type TensorInput } from "../src/decoder.js";
+import { wasmValidator, type StreamValidator } from "../src/job.js";
 import { device, noGpu } from "./device.js";
 import { referenceDecode } from "./reference.js";
 
@@ -81,6 +82,22 @@ describe.skipIf(noGpu)("decodeMany, pools, reuse", () => {
     const afterFirst = created();
     for (const u of [t, tensors[1]!, t]) expect(firstBitDifference(await d.decode(u.bytes, f32(u)), u.expected)).toBe(-1);
     expect(created()).toBe(afterFirst); // the largest came first: staging, inputs, tables, output, readback all reused
+    d.destroy(); // frees the pool: a later call allocates again, and decodes the same bits
+    expect(firstBitDifference(await d.decode(t.bytes, f32(t)), t.expected)).toBe(-1);
+    expect(created()).toBeGreaterThan(afterFirst);
+    d.destroy();
+  });
+
+  it("validates each stream once on success (decode, decodeToBuffer, decodeMany)", async () => {
+    let calls = 0;
+    const counted: StreamValidator = (bytes, opts) => (calls++, wasmValidator(bytes, opts));
+    const d = new WebGpuDecoder(device!, { validator: counted });
+    const t = tensors[0]!;
+    await d.decode(t.bytes, f32(t));
+    (await d.decodeToBuffer(t.bytes, f32(t))).destroy();
+    expect(calls).toBe(2);
+    for (const o of await d.decodeMany(tensors)) o.buffer.destroy();
+    expect(calls).toBe(2 + tensors.length);
     d.destroy();
   });
 

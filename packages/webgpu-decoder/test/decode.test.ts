@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LAYOUT, Sgfp4Error, bitsToFloat32, float32Bits, halfToFloat, parse, writeV1, writeV2, type Shape } from "@sgfp4/format";
 import { WebGpuDecoder } from "../src/decoder.js";
+import { parseValidator } from "../src/job.js";
 import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
 import { referenceDecode } from "./reference.js";
 import { device, noGpu } from "./device.js";
@@ -19,7 +20,10 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
   let compacted: WebGpuDecoder;
   // inputs written through a new mappedAtCreation buffer per call instead of the pooled staging
   let mapped: WebGpuDecoder;
+  // the reference validator instead of the default (wasm) one
+  let parsed: WebGpuDecoder;
   beforeAll(() => {
+    parsed = new WebGpuDecoder(device!, { validator: parseValidator });
     plain = new WebGpuDecoder(device!);
     tinyChunks = new WebGpuDecoder(device!, { maxChunkBytes: 256 });
     rowChunks = new WebGpuDecoder(device!, { maxChunkBytes: 64 * 4 * 200 });
@@ -125,7 +129,7 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
       const expected = referenceDecode(bytes, parse(bytes, { profile, shape }));
       // the reference itself against the output known from construction
       expect(firstBitDifference(expected, built.expected)).toBe(-1);
-      const decoders = seed % 3 === 0 ? [plain, tinyChunks, mapped] : seed % 3 === 1 ? [plain, rowChunks] : [plain, compacted, tinyChunks];
+      const decoders = seed % 3 === 0 ? [plain, tinyChunks, mapped] : seed % 3 === 1 ? [plain, rowChunks, parsed] : [plain, compacted, tinyChunks];
       for (const d of decoders) {
         const out = await d.decode(bytes, { profile, shape });
         const at = firstBitDifference(out, expected);
@@ -133,7 +137,7 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
         n++;
       }
     }
-    expect(n).toBe(12 * 3 + 12 * 2 + 12 * 3);
+    expect(n).toBe(12 * 3 + 12 * 3 + 12 * 3);
   });
 
   it("picks the kernel by layout: one leaf per macroblock needs no tables", () => {
@@ -179,7 +183,8 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
       } catch (e) {
         parseCode = (e as Sgfp4Error).code;
       }
-      const result = await plain.decode(bad, { profile, shape }).then((out) => ({ out }), (e: Sgfp4Error) => ({ code: e.code }));
+      const d = seed % 2 ? plain : parsed;
+      const result = await d.decode(bad, { profile, shape }).then((out) => ({ out }), (e: Sgfp4Error) => ({ code: e.code }));
       if (parseCode) {
         expect(result).toEqual({ code: parseCode });
         rejected++;

@@ -1,8 +1,8 @@
 /** Host planning without a GPU: windows, leaf ranges, compaction, the upload region's layout. */
 import { describe, expect, it } from "vitest";
-import { parse, type Shape } from "@sgfp4/format";
+import { LEAF_WORDS, parse, tiling, type Shape } from "@sgfp4/format";
 import { Rng, generateValid } from "@sgfp4/testkit";
-import { LEAF_WORDS, compactLeaves, compactSize, firstLeafOf, leafPayloadBytes, planWindows, tilesOf } from "../src/plan.js";
+import { compactLeaves, compactSize, firstLeafOf, geometryPayloadBytes, planWindows } from "../src/plan.js";
 import { PIECE_ALIGN, planJob, writeJob, type JobLimits } from "../src/job.js";
 
 const SHAPES: Shape[] = [[1, 1], [3, 200], [65, 63], [130, 70], [64, 64], [200, 3], [129, 257], [64, 8192]];
@@ -12,7 +12,7 @@ describe("planWindows", () => {
     for (const maxElems of [64, 128, 64 * 200, 64 * 8192, 2 ** 24]) {
       it(`[${shape}] in windows of ${maxElems} elements: every element once, every touched block dispatched`, () => {
         const [rows, cols] = shape;
-        const { tilesX } = tilesOf(shape);
+        const { tilesX } = tiling(shape);
         const windows = planWindows(shape, maxElems);
         let next = 0;
         for (const w of windows) {
@@ -64,9 +64,9 @@ describe("leaf ranges and compaction", () => {
     compactLeaves(bytes, t, l0, l1, payload, leaves);
     for (let i = l0; i < l1; i++) {
       const k = (i - l0) * LEAF_WORDS;
-      expect(Array.from(leaves.subarray(k, k + 3))).toEqual(Array.from(t.subarray(i * LEAF_WORDS, i * LEAF_WORDS + 3)));
+      expect(Array.from(leaves.subarray(k, k + 3))).toEqual(Array.from(t.subarray(i * LEAF_WORDS, i * LEAF_WORDS + 3))); // all but the payload word
       expect(leaves[k + 3]! % 16).toBe(0);
-      const n = leafPayloadBytes(t[i * LEAF_WORDS + 1]!);
+      const n = geometryPayloadBytes(t[i * LEAF_WORDS + 1]!);
       const from = t[i * LEAF_WORDS + 3]!;
       expect(payload.subarray(leaves[k + 3]!, leaves[k + 3]! + n)).toEqual(bytes.subarray(from, from + n));
     }
@@ -74,7 +74,7 @@ describe("leaf ranges and compaction", () => {
 });
 
 describe("planJob / writeJob", () => {
-  const limits: JobLimits = { maxChunkBytes: 2 ** 27, maxBinding: 2 ** 27, maxInputBytes: Infinity, maxWorkgroupsPerDimension: 65535 };
+  const limits: JobLimits = { maxChunkBytes: 2 ** 27, maxBinding: 2 ** 27, maxBuffer: 2 ** 28, maxInputBytes: Infinity, maxWorkgroupsPerDimension: 65535 };
   const shape: Shape = [130, 70];
   const bytes = generateValid(new Rng(3), { profile: "v2", shape }).bytes;
   const stream = (() => {
@@ -113,6 +113,10 @@ describe("planJob / writeJob", () => {
     expect(job.compacted).toBe(true);
     expect(job.windows.length).toBeGreaterThan(1);
     expect(job.windows.map((w) => w.leafBase)).toEqual(job.windows.map((w) => w.l0));
+  });
+
+  it("inputs over the device's largest buffer: LIMIT_EXCEEDED", () => {
+    expect(() => planJob("t", bytes, stream, "f32", { ...limits, maxBuffer: 1024 })).toThrow(/LIMIT_EXCEEDED.*maxBufferSize/);
   });
 
   it("a window's inputs over the binding limit: LIMIT_EXCEEDED", () => {

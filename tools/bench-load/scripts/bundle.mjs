@@ -8,12 +8,12 @@
 //   node_modules/webgpu/{index.js,package.json} + dawn.node.xz   (unpacked by the README command)
 // Run `pnpm exec turbo run build` first (the bundle is made from dist/).
 import { execFileSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
-import { fetchSilero } from "../dist/workloads.js";
+import { sileroOnnx } from "../dist/workloads.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, "..", "..", "..");
@@ -35,7 +35,7 @@ await build({ ...common, entryPoints: [join(here, "..", "dist", "main.js")], out
 const encoderDist = join(repo, "packages", "encoder", "dist");
 await build({ ...common, entryPoints: [join(encoderDist, "worker.js")], outfile: join(load, "worker.js") });
 
-if (!existsSync(join(load, "silero_vad_v5.onnx"))) copyFileSync(fetchSilero(), join(load, "silero_vad_v5.onnx"));
+if (!existsSync(join(load, "silero_vad_v5.onnx"))) writeFileSync(join(load, "silero_vad_v5.onnx"), sileroOnnx());
 
 const addon = join(repo, "packages", "vulkan-addon");
 const built = join(addon, "build", "Release");

@@ -8,10 +8,12 @@
  *   against 2 x output / time): goal 0.80 on heavy-tailed v2 (Laplacian, Student-t, real weights),
  *   measured on >= 256 MiB of output per iteration (the container decoded into consecutive ranges);
  * - decode to the host vs the device-to-host floor (GPU copy, map, one host copy): goal 0.5;
- * - the model set through decodeMany into a reused arena vs the upload floor of its containers: goal 0.5.
+ * - the model set through decodeMany into a reused arena vs the upload floor of its containers: goal 0.5;
+ * - f16 / bf16 written by the kernel vs the copy kernel on the same (half-size) output bytes: reported.
  */
 import type { DecodeOptions, WebGpuDecoder as Decoder } from "@sgfp4/webgpu-decoder";
 import { GpuFloors } from "./webgpu-floors.js";
+import { halfReference } from "./halves.js";
 import { medianMs, ratioRow, sameBits, skippedRow } from "./timing.js";
 import type { LoadContext, LoadRow, Workload } from "./types.js";
 
@@ -106,6 +108,8 @@ async function workloadRows(ctx: LoadContext, device: GPUDevice, decoder: Decode
     );
     prepared.destroy();
 
+    rows.push(...(await halfRows(device, decoder, floors, w, iters)));
+
     const d2h = await floors.downloadMs(outBytes);
     let host: Float32Array | undefined;
     const readMs = await medianMs(async () => {
@@ -116,6 +120,38 @@ async function workloadRows(ctx: LoadContext, device: GPUDevice, decoder: Decode
   } finally {
     out.destroy();
   }
+}
+
+/** f16 / bf16 straight from the kernel (prepared) vs the copy kernel moving the same output bytes, in throughput. */
+async function halfRows(device: GPUDevice, decoder: Decoder, floors: GpuFloors, w: Workload, iters: number): Promise<LoadRow[]> {
+  const rows: LoadRow[] = [];
+  for (const format of ["f16", "bf16"] as const) {
+    const prepared = decoder.prepare(w.bytes, { profile: w.profile, shape: w.shape, format });
+    const bytes = prepared.outputBytes;
+    const padded = Math.ceil(bytes / 16) * 16;
+    const out = device.createBuffer({ size: padded, usage: USAGE.STORAGE | USAGE.COPY_SRC });
+    try {
+      const ms = await floors.passMs((pass) => decoder.encode(pass, prepared, out), iters);
+      const got = await decoder.readBack(out, padded);
+      const bitsOk = sameBits(new Uint16Array(got.buffer, got.byteOffset, bytes / 2), halfReference(w, format));
+      const copyMs = await floors.copyKernelMs(padded, iters);
+      rows.push(
+        ratioRow({
+          backend: "webgpu",
+          path: `kernel alone, ${format} output`,
+          workload: w.name,
+          ms,
+          floor: `WGSL copy kernel of the ${format} output bytes (ratio in throughput)`,
+          floorMs: (copyMs * (w.bytes.length + bytes)) / (2 * bytes),
+          bitsOk,
+        }),
+      );
+    } finally {
+      out.destroy();
+      prepared.destroy();
+    }
+  }
+  return rows;
 }
 
 async function clear(device: GPUDevice, buffer: GPUBuffer): Promise<void> {

