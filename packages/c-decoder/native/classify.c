@@ -2,7 +2,7 @@
  * Naming the fault. The kernel's validators answer only "ok" or "not ok" (the WebAssembly decoder
  * asks @sgfp4/format's parse() for the code); here, after the kernel has refused a stream, the
  * stream is walked in parse()'s order to find the first rule it breaks, with the kernel's own
- * helpers (load32, all_zero, half_nonfinite, walk_split_map). It never decides acceptance: a
+ * helpers (load32, all_zero, half_nonfinite) and contract (sgfp4_leaf_table.h). It never decides acceptance: a
  * stream the kernel refused and this walk finds nothing in is SGFP4_BACKEND_FAILURE (a bug).
  * Lengths are below 2^32 (checked by the API functions), offsets are summed in 64 bits.
  */
@@ -30,7 +30,29 @@ static sgfp4_status sgfp4__classify_v1(const u8 *in, u32 len, u32 blocks, sgfp4_
   return SGFP4_OK;
 }
 
-/* One v2 record at `start` (< len). geo: 256 leaf-table entries of scratch for walk_split_map. */
+/* The leaf sizes (log2, in geo[4 * i + 1]) of a MIXED split map in pre-order (TL, TR, BL, BR),
+ * walked as the kernel's v2_record walks it (Morton index of the node's first 4x4 cell; the next
+ * node's side from the trailing zero base-4 digits); the leaf count, or -1 when a map bit past
+ * the last one the walk consumed is set. */
+static int sgfp4__mixed_leaf_sizes(u32 map0, u32 map1, u32 map2, u32 *geo) {
+  const u32 words[3] = {map0, map1, map2};
+  u32 bit = 0, m = 0, lg = 6u, n = 0;
+  for (;;) {
+    if (lg > 2u && ((words[bit >> 5] >> (bit & 31u)) & 1u)) {
+      bit++, lg--;
+      continue;
+    }
+    if (lg > 2u) bit++;
+    geo[4 * n++ + 1] = lg << 12;
+    m += 1u << (2u * (lg - 2u));
+    if (m >= 256u) break;
+    lg = 2u + ((u32)__builtin_ctz(m) >> 1);
+  }
+  for (u32 k = bit; k < 96u; k++) if ((words[k >> 5] >> (k & 31u)) & 1u) return -1;
+  return (int)n;
+}
+
+/* One v2 record at `start` (< len). geo: scratch for 256 leaf-table entries (word 1 used). */
 static sgfp4_status sgfp4__classify_record(const u8 *in, u32 len, u32 b, u32 start, u32 *geo, sgfp4_error *err) {
   if ((u64)start + 4u > len) return sgfp4__fail(err, SGFP4_TRUNCATED, b, "stream ends inside the sb_header");
   const u32 sb = load32(in + start);
@@ -41,7 +63,7 @@ static sgfp4_status sgfp4__classify_record(const u8 *in, u32 len, u32 b, u32 sta
   u64 headers_at;
   if (layout == 4u) {
     if ((u64)start + 16u > len) return sgfp4__fail(err, SGFP4_TRUNCATED, b, "stream ends inside the split map");
-    const int walked = walk_split_map(load32(in + start + 4u), load32(in + start + 8u), load32(in + start + 12u), geo, 256u);
+    const int walked = sgfp4__mixed_leaf_sizes(load32(in + start + 4u), load32(in + start + 8u), load32(in + start + 12u), geo);
     if (walked < 0) return sgfp4__fail(err, SGFP4_NONZERO_PADDING, b, "a split-map bit is set past the last one the walk consumed");
     n = (u32)walked;
     headers_at = (u64)start + 16u;

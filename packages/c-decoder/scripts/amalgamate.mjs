@@ -3,7 +3,8 @@
 // its single source:
 //   sgfp4.h    the single-header C decoder: native/sgfp4_api.h, then (under SGFP4_IMPLEMENTATION) the
 //              native wasm-SIMD shim, the kernel parts of @sgfp4/cpu-decoder's native/kernel.c in
-//              its include order, and this package's classifier and API functions
+//              its include order (with the @sgfp4/format contract header they include inlined),
+//              and this package's classifier and API functions
 //   kernels/   the GPU kernels an engine can embed: GLSL and SPIR-V (.spv, .inc) of @sgfp4/vulkan-addon, the
 //              leaf-table contract of @sgfp4/format (C, GLSL, WGSL) and the WGSL of @sgfp4/webgpu-decoder
 // `--check` regenerates into memory and exits 1 if a written file differs (test/artifacts.test.ts).
@@ -45,8 +46,25 @@ function rewriteKernel(text) {
 const section = (label, text) => `/* ==== ${label} ==== */\n${text.trimEnd()}\n`;
 const src = (name) => readFileSync(join(pkg, "native", name), "utf8");
 
+/* Headers the kernel parts include from outside native/ (build-wasm.mjs passes -I for them):
+ * inlined where a part first includes them, as their own section. */
+const contractDir = join(repo, "packages", "format", "generated");
+
+function inlineIncludes(text, seen) {
+  return text.replace(/^#include "([\w.]+)"[^\n]*\n/gm, (line, name) => {
+    if (!existsSync(join(contractDir, name))) throw new Error(`a kernel part includes "${name}", found neither in native/ parts nor in packages/format/generated`);
+    if (seen.has(name)) return "";
+    seen.add(name);
+    const body = readFileSync(join(contractDir, name), "utf8").trimEnd();
+    return `/* ${line.trimEnd()} (packages/format/generated/${name}, inlined below) */\n${body}\n/* end of ${name} */\n`;
+  });
+}
+
 export function amalgamation() {
-  const kernelText = rewriteKernel(kernelParts().map((p) => section(`packages/cpu-decoder/native/${p}`, readFileSync(join(kernelDir, p), "utf8"))).join("\n"));
+  const seen = new Set();
+  const kernelText = rewriteKernel(
+    kernelParts().map((p) => section(`packages/cpu-decoder/native/${p}`, inlineIncludes(readFileSync(join(kernelDir, p), "utf8"), seen))).join("\n"),
+  );
   for (const leftover of [/\(const u8 \*\)\s*table\[/, /export_name/, /wasm_simd128\.h/]) {
     if (leftover.test(kernelText)) throw new Error(`kernel text still matches ${leftover} after the rewrites`);
   }

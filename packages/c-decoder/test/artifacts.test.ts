@@ -45,6 +45,7 @@ describe("generated files", () => {
     expect([...positions].sort((a, b) => a - b)).toEqual(positions);
     for (const part of parts) {
       const undone = section(`packages/cpu-decoder/native/${part}`)
+        .replace(/\/\* (#include "[\w.]+") \(packages\/format\/generated\/[\w.]+, inlined below\) \*\/\n[\s\S]*?\/\* end of [\w.]+ \*\/\n/g, "$1\n")
         .replace(/SGFP4__LEAF_PAYLOAD\((table\[\d+\])\)/g, "(const u8 *)$1")
         .replace(/SGFP4__STREAM_ADDR\(in\)/g, "(u32)in")
         .replace(/SGFP4__KERNEL_API/g, "EXPORT");
@@ -53,6 +54,12 @@ describe("generated files", () => {
         .replace(/__attribute__\(\(export_name\("\w+"\)\)\)/g, "EXPORT");
       expect(undone.trimEnd(), part).toBe(source.trimEnd());
     }
+  });
+
+  it("sgfp4.h inlines the leaf-table contract header the kernel includes, unchanged", () => {
+    const contract = readFileSync(path.join(repoRoot, "packages", "format", "generated", "sgfp4_leaf_table.h"), "utf8").trimEnd();
+    const inlined = /inlined below\) \*\/\n([\s\S]*?)\n\/\* end of sgfp4_leaf_table\.h \*\//.exec(header)?.[1];
+    expect(inlined).toBe(contract);
   });
 
   it("kernels/ holds the GLSL, SPIR-V and leaf-table contract files byte for byte", () => {
