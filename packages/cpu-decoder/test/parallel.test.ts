@@ -1,10 +1,9 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { decode } from "../src/index.js";
 import { decodeParallel, terminateWorkers } from "../src/parallel.js";
-import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
+import { Rng, firstBitDifference, generateValid, mutate } from "@sgfp4/testkit";
 import { parse } from "@sgfp4/format";
 import { SHAPES } from "./helpers.js";
-import { mutate } from "@sgfp4/testkit";
 
 afterAll(() => terminateWorkers());
 

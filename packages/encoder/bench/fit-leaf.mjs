@@ -15,7 +15,8 @@ for (let r = 0; r + size <= 512; r += size) {
   }
 }
 const options = { ...m.DEFAULT_FIT_OPTIONS, v2: true };
-const fit = what === "fitFp4Plain" ? (v) => m.fitFp4Plain(v, size * size, true) : (v) => m.fitLeaf(v, size, options);
+const ws = new m.FitWorkspace();
+const fit = what === "fitFp4Plain" ? (v) => m.fitFp4Plain(v, size * size, true, ws) : (v) => m.fitLeaf(v, size, options, ws);
 for (let w = 0; w < 3; w++) for (const v of leaves) fit(v);
 const t0 = performance.now();
 let rounds = 0;

@@ -16,6 +16,7 @@ const m = builds[0];
 const R = 1024;
 const data = m.synthetic("student-t", R, R, 2);
 const fit = m.resolveFit("v2");
+const ws = new m.FitWorkspace();
 const quadtree = m.resolveQuadtree();
 const power = m.tensorPower(data);
 const LEVEL_START = [0, 1, 5, 21, 85, 341];
@@ -24,7 +25,7 @@ const block = new Float64Array(4096);
 for (let by = 0; by < R / 64; by++) {
   for (let bx = 0; bx < R / 64; bx++) {
     m.extractBlock(data, R, R, by * 64, bx, block);
-    const fitter = new m.MacroblockFitter(block, fit);
+    const fitter = new m.MacroblockFitter(block, fit, new m.FitWorkspace());
     m.decideByThreshold(fitter, quadtree, power);
     // the fitter's cache (private in TypeScript) holds exactly the visited node ids
     for (const id of fitter.cache.keys()) {
@@ -44,8 +45,8 @@ for (let by = 0; by < R / 64; by++) {
 if (builds.length === 2) {
   for (const size of sizes) {
     for (const [v, sum] of nodes[size]) {
-      const a = builds[0].fitLeafWithSum(v, size, fit, sum, true);
-      const b = builds[1].fitLeafWithSum(v, size, fit, sum, true);
+      const a = builds[0].fitLeafChosen(v, size, fit, sum, ws);
+      const b = builds[1].fitLeafChosen(v, size, fit, sum, ws);
       const same = (p, q) => p.mode === q.mode && p.scaleBits === q.scaleBits && p.biasBits === q.biasBits && p.lwe === q.lwe && p.sse === q.sse && String(p.codes) === String(q.codes);
       if (!same(a.chosen, b.chosen) || !same(a.fp4, b.fp4)) throw new Error(`the builds disagree on a ${size}x${size} leaf`);
     }
@@ -59,7 +60,7 @@ for (let r = 0; r < repetitions; r++) {
       const t0 = performance.now();
       let rounds = 0;
       while (performance.now() - t0 < ms) {
-        for (const [v, sum] of list) build.fitLeafWithSum(v, size, fit, sum, true);
+        for (const [v, sum] of list) build.fitLeafChosen(v, size, fit, sum, ws);
         rounds++;
       }
       best[si][bi] = Math.min(best[si][bi], ((performance.now() - t0) * 1e6) / rounds / (R * R));

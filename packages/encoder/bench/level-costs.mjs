@@ -30,7 +30,7 @@ if (input.endsWith(".onnx")) {
 } else addTensor(m.synthetic(input, size, size, 2), size, size);
 const W = blocks.length * 4096;
 const decideAll = () => {
-  for (const [b, power] of blocks) m.decideByThreshold(new m.MacroblockFitter(b, fit, true), q, power);
+  for (const [b, power] of blocks) m.decideByThreshold(new m.MacroblockFitter(b, fit, new m.FitWorkspace(), true), q, power);
 };
 for (let r = 0; r < 3; r++) decideAll();
 
@@ -55,7 +55,7 @@ P.fitOrBound = function (y, x, s, limitOf) {
 const leafWeights = {};
 const t0 = performance.now();
 for (const [b, power] of blocks) {
-  const root = m.decideByThreshold(new m.MacroblockFitter(b, fit, true), q, power);
+  const root = m.decideByThreshold(new m.MacroblockFitter(b, fit, new m.FitWorkspace(), true), q, power);
   for (const l of m.leavesOfNode(root)) leafWeights[l.size] = (leafWeights[l.size] ?? 0) + l.size * l.size;
 }
 const total = performance.now() - t0;

@@ -22,7 +22,7 @@ for (let by = 0; by < 8; by++) {
     blocks.push(b);
   }
 }
-const leavesOf = (build) => JSON.stringify(blocks.map((b) => build.leavesOfNode(build.decideByThreshold(new build.MacroblockFitter(b, fit, true), q, power)).map((l) => [l.y, l.x, l.size, l.mode, l.scaleBits, l.biasBits])));
+const leavesOf = (build) => JSON.stringify(blocks.map((b) => build.leavesOfNode(build.decideByThreshold(new build.MacroblockFitter(b, fit, new build.FitWorkspace(), true), q, power)).map((l) => [l.y, l.x, l.size, l.mode, l.scaleBits, l.biasBits])));
 if (builds.length === 2 && leavesOf(builds[0]) !== leavesOf(builds[1])) throw new Error("the two builds choose different trees");
 const times = builds.map(() => []);
 for (let r = 0; r < alternations; r++) {
@@ -30,7 +30,7 @@ for (let r = 0; r < alternations; r++) {
   for (const i of order) {
     const build = builds[i];
     const t0 = performance.now();
-    for (let pass = 0; pass < 5; pass++) for (const b of blocks) build.decideByThreshold(new build.MacroblockFitter(b, fit, true), q, power);
+    for (let pass = 0; pass < 5; pass++) for (const b of blocks) build.decideByThreshold(new build.MacroblockFitter(b, fit, new build.FitWorkspace(), true), q, power);
     times[i].push(((performance.now() - t0) * 1e6) / (5 * 512 * 512));
   }
 }

@@ -1,12 +1,14 @@
 // The wide same-bytes check: sha256 over container bytes + exact decode of 264 encodes (6 families x 3 shapes x 11
 // settings, a Gaussian scaled by 1e-30 / 1e-6 / 1e6 / 1e30, an exact grid and a constant tensor, each under the 11
 // settings). Run it on the dist of two commits: equal digests mean equal bytes on all of them.
-// Usage: node bench/wide-digest.mjs [dist folder]   (8eb44f9a... for every commit of issue 3 steps 4-5)
+// Usage: node bench/wide-digest.mjs [dist folder] [policy]   (8eb44f9a... for every commit of issue 3 steps 4-5, and for
+// `spec` since 0.2: node bench/wide-digest.mjs dist spec; builds before 0.2 ignore the policy option)
 import { createHash } from "node:crypto";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
 const m = await import(pathToFileURL(resolve(process.argv[2] ?? new URL("../dist", import.meta.url).pathname, "index.js")).href);
+const policy = process.argv[3];
 const hash = createHash("sha256");
 const settings = [
   { profile: "v1" },
@@ -23,7 +25,7 @@ const settings = [
 ];
 let encodes = 0;
 async function add(data, shape, options) {
-  const r = await m.encodeTensor(data, shape, options);
+  const r = await m.encodeTensor(data, shape, policy ? { ...options, policy } : options);
   hash.update(r.bytes);
   hash.update(new Uint8Array(r.decoded.buffer));
   encodes++;

@@ -4,19 +4,9 @@
  * (tensor power), so the bytes do not depend on how rows are shared between threads.
  */
 import { MACROBLOCK, V1_PAYLOAD_BYTES, halfToFloat, packCodes, writeV2Record, type Shape } from "@sgfp4/format";
-import { fitLeaf, type FitOptions } from "./fit.js";
-import {
-  MacroblockFitter,
-  NODES_PER_BLOCK,
-  blockFromLeaves,
-  decideByThreshold,
-  decideRd,
-  leavesOfNode,
-  leavesOfRd,
-  macroblockStats,
-  type BlockOut,
-  type QuadtreeOptions,
-} from "./quadtree.js";
+import { FitWorkspace, fitLeaf, type FitOptions } from "./fit.js";
+import { MacroblockFitter, NODES_PER_BLOCK, blockFromLeaves, decideByThreshold, decideRd, leavesOfNode, leavesOfRd, type BlockOut, type QuadtreeOptions } from "./quadtree.js";
+import { NODE_STATS, RdSolver, macroblockStats, writeNodeStats, type Distortion } from "./rd.js";
 
 export interface BlockJob {
   profile: "v1" | "v2";
@@ -30,8 +20,15 @@ export interface BlockJob {
   quadtree: QuadtreeOptions;
   /** mean(w^2) over the whole tensor */
   tensorPower: number;
-  /** v2 rate-distortion mode: lambda and the per-node statistics of these blocks */
-  rd?: { lambda: number; stats: Float64Array };
+  /** "rd": decisions by D + lambda * exact bytes (rd.ts); "spec": the 22.7 thresholds (or their rate control) */
+  policy: "rd" | "spec";
+  /** rd policy: the distortion measure */
+  distortion: Distortion;
+  /**
+   * v2 rate-distortion decisions: lambda and the per-node statistics of these blocks (policy "rd"
+   * may leave them out: each block's nodes are then fitted as the decision asks for them)
+   */
+  rd?: { lambda: number; stats?: Float64Array };
 }
 
 /** Copy macroblock (by, bx) into a zero-padded 64x64 buffer. */
@@ -58,7 +55,35 @@ export const COUNT_T158_WEIGHTS = 1;
 export const COUNT_LEAVES = 2;
 /** records of layout L at COUNT_LAYOUTS + L (0-5) */
 export const COUNT_LAYOUTS = 7;
-const COUNT_SLOTS = 13;
+/** weights outside [CLIP_LOW, CLIP_HIGH] */
+export const COUNT_CLIPPED = 13;
+const COUNT_SLOTS = 14;
+
+/**
+ * The largest and smallest values a leaf decodes to at the largest FP16 scale with its bias at
+ * zero: 7 * 65504 and -8 * 65504. A larger bias reaches further (to 7 * 65504 + 65024), but
+ * moves every other weight of the leaf by as much: the least-squares fit of a 4x4 leaf holding
+ * 1e6 (clipped to that far end) put its 15 unit-sized neighbours at about 4000.
+ */
+export const CLIP_HIGH = 7 * 65504;
+export const CLIP_LOW = -8 * 65504;
+
+/**
+ * Weights beyond [CLIP_LOW, CLIP_HIGH] moved to the nearest end (policy rd): the fit then spends
+ * its leaf's range on a value it can reach with its bias near the other weights. Returns how
+ * many were moved.
+ */
+export function clipToFormat(block: Float64Array): number {
+  let clipped = 0;
+  for (let i = 0; i < block.length; i++) {
+    const w = block[i]!;
+    if (w > CLIP_HIGH) block[i] = CLIP_HIGH;
+    else if (w < CLIP_LOW) block[i] = CLIP_LOW;
+    else continue;
+    clipped++;
+  }
+  return clipped;
+}
 
 /**
  * A job's result: its blocks written out and summarised, in raster order, and the exact decode
@@ -85,6 +110,8 @@ export interface EncodedRows {
    * (TensorStats.snrDb; tile-row sums added in order give the same totals for any job split)
    */
   signalError: Float64Array;
+  /** largest |w - decoded| of the job's weights */
+  maxAbsError: number;
   decoded: Float32Array;
 }
 
@@ -105,23 +132,35 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
   const decoded = decodedInto ?? new Float32Array(job.data.length);
   if (decoded.length !== job.data.length) throw new RangeError(`encodeBlockRows: ${decoded.length} decoded values for ${job.data.length} weights`);
   const block = new Float64Array(MACROBLOCK * MACROBLOCK);
+  const ws = new FitWorkspace();
+  const solver = new RdSolver();
+  const blockStats = new Float64Array(NODE_STATS * NODES_PER_BLOCK);
+  const norm = normalizerOf(job);
   let b = 0;
   let total = 0;
+  let maxAbsError = 0;
   for (let ty = job.tileRowStart; ty < job.tileRowEnd; ty++) {
     for (let bx = 0; bx < tilesX; bx++, b++) {
       extractBlock(job.data, cols, rowsInData, (ty - job.tileRowStart) * MACROBLOCK, bx, block);
+      if (job.policy === "rd") clipToFormat(block);
       let out: BlockOut;
       if (v1) {
-        const f = fitLeaf(block, MACROBLOCK, job.fit);
+        const f = fitLeaf(block, MACROBLOCK, job.fit, ws);
         const c = f.chosen;
         out = { layout: -1, leaves: [{ y: 0, x: 0, size: 64, mode: c.mode, scaleBits: c.scaleBits, biasBits: c.biasBits, errorHint: f.errorHint, codes: c.codes, sse: c.sse, lwe: c.lwe }] };
         v1Headers.set([c.scaleBits, c.biasBits, c.mode, +f.errorHint], 4 * b);
         packCodes(c.mode, c.codes, v1Payloads.subarray(V1_PAYLOAD_BYTES * b, V1_PAYLOAD_BYTES * (b + 1)));
       } else {
         // the threshold policy reads only the chosen candidates' errors
-        const fitter = new MacroblockFitter(block, job.fit, !job.rd);
-        if (job.rd) {
-          const local = (ty - job.tileRowStart) * tilesX + bx;
+        const fitter = new MacroblockFitter(block, job.fit, ws, !job.rd);
+        const local = (ty - job.tileRowStart) * tilesX + bx;
+        if (job.rd && job.policy === "rd") {
+          const given = job.rd.stats;
+          const fill = (y: number, x: number, size: number, k: number): void => writeNodeStats(fitter.at(y, x, size), size, norm, job.distortion, blockStats, k);
+          if (!given) blockStats.fill(Number.NaN);
+          const choice = given ? solver.solve(given, local * NODE_STATS * NODES_PER_BLOCK, job.rd.lambda) : solver.solve(blockStats, 0, job.rd.lambda, fill);
+          out = blockFromLeaves(leavesOfRd(fitter, choice));
+        } else if (job.rd && job.rd.stats) {
           out = blockFromLeaves(leavesOfRd(fitter, decideRd(job.rd.stats, local * 3 * NODES_PER_BLOCK, job.rd.lambda)));
         } else {
           out = blockFromLeaves(leavesOfNode(decideByThreshold(fitter, job.quadtree, job.tensorPower)));
@@ -152,6 +191,10 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
       const d = w - decoded[i]!;
       sig += w * w;
       err += d * d;
+      const a = Math.abs(d);
+      if (a > maxAbsError) maxAbsError = a;
+      // counted under both policies (the spec policy's fit clips them too, by its FP16 limits)
+      if (w > CLIP_HIGH || w < CLIP_LOW) counts[COUNT_CLIPPED]!++;
     }
     signalError[2 * (ty - job.tileRowStart)] = sig;
     signalError[2 * (ty - job.tileRowStart) + 1] = err;
@@ -165,7 +208,7 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
       at += r.length;
     }
   }
-  return { bytes, recordBytes, v1Headers, lweArea, counts, signalError, decoded };
+  return { bytes, recordBytes, v1Headers, lweArea, counts, signalError, maxAbsError, decoded };
 }
 
 /** Code + 8 -> decoded value of the leaf being written (reconstructBlock). */
@@ -197,6 +240,11 @@ export function reconstructBlock(block: BlockOut, by: number, bx: number, shape:
   }
 }
 
+/** Rate-distortion errors are relative to the tensor's power, so one lambda serves every tensor of a model. */
+function normalizerOf(job: BlockJob): number {
+  return job.tensorPower > 0 ? job.tensorPower : 1;
+}
+
 /** Rate-control statistics of every node of every block in the job (errors relative to tensor power). */
 export function statsBlockRows(job: BlockJob): Float64Array {
   const [, cols] = job.shape;
@@ -205,12 +253,14 @@ export function statsBlockRows(job: BlockJob): Float64Array {
   const n = (job.tileRowEnd - job.tileRowStart) * tilesX;
   const stats = new Float64Array(n * 3 * NODES_PER_BLOCK);
   const block = new Float64Array(MACROBLOCK * MACROBLOCK);
-  const norm = job.tensorPower > 0 ? job.tensorPower : 1;
+  const norm = normalizerOf(job);
+  const ws = new FitWorkspace();
   for (let ty = job.tileRowStart; ty < job.tileRowEnd; ty++) {
     for (let bx = 0; bx < tilesX; bx++) {
       extractBlock(job.data, cols, rowsInData, (ty - job.tileRowStart) * MACROBLOCK, bx, block);
+      if (job.policy === "rd") clipToFormat(block);
       const local = (ty - job.tileRowStart) * tilesX + bx;
-      macroblockStats(new MacroblockFitter(block, job.fit), norm, stats, local * 3 * NODES_PER_BLOCK);
+      macroblockStats(new MacroblockFitter(block, job.fit, ws), norm, job.policy === "rd" ? job.distortion : "lwe", stats, local * NODE_STATS * NODES_PER_BLOCK);
     }
   }
   return stats;

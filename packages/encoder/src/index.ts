@@ -3,7 +3,9 @@
  * modules; src/internal.ts re-exports them for the package's benchmarks only.
  */
 export { encodeTensor } from "./tensor.js";
-export type { EncodeOptions, EncodedTensor, TensorStats } from "./tensor.js";
+export { DEFAULT_LAMBDA } from "./tensor.js";
+export type { EncodeOptions, EncodedTensor, TensorStats, Policy } from "./tensor.js";
+export type { Distortion } from "./rd.js";
 export type { FitOptions } from "./fit.js";
 export type { QuadtreeOptions } from "./quadtree.js";
 export { encodeModel } from "./model.js";
@@ -15,6 +17,8 @@ export type { ModelManifest } from "./shards.js";
 export { mergeParts } from "./merge.js";
 export { partialDirOf } from "./outdir.js";
 export type { SourceFormat, SourceLayout } from "./source.js";
+export { readTensorIndex } from "./safetensors.js";
+export type { TensorEntry, TensorFile } from "./safetensors.js";
 export { encoderPackage } from "./package-info.js";
 export { WorkerPool } from "./parallel.js";
 export { synthetic, FAMILIES } from "./random.js";

@@ -7,6 +7,7 @@ export * from "./half.js";
 export * from "./laplacian.js";
 export * from "./fit.js";
 export * from "./quadtree.js";
+export * from "./rd.js";
 export * from "./blocks.js";
 export * from "./tensor.js";
 export * from "./parallel.js";

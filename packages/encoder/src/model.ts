@@ -43,6 +43,12 @@ export interface ModelEncodeOptions {
   quadtree?: EncodeOptions["quadtree"];
   /** [i, N]: encode only shard i of N (weight-balanced) and write manifest.part.json; default [0, 1] */
   shard?: [number, number];
+  /** see EncodeOptions: "rd" (default) or "spec" (the 22.7 policy) */
+  policy?: EncodeOptions["policy"];
+  /** rd policy: "mse" (default) or "lwe" */
+  distortion?: EncodeOptions["distortion"];
+  /** rd policy without bpw: one lambda for every tensor */
+  lambda?: EncodeOptions["lambda"];
   /** progress in weights: (done, total, tensor name) */
   onProgress?: (done: number, total: number, name: string) => void;
 }
@@ -111,7 +117,7 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
   const source = await openModelSource(input);
   const { toEncode, toPass } = planTensors(source, opts);
   const minElements = opts.minElements ?? 1024;
-  const settings = { profile, ...(opts.bpw !== undefined ? { bpw: opts.bpw } : {}), fit: opts.fit ?? {}, quadtree: opts.quadtree ?? {}, minElements };
+  const settings = { profile, policy: opts.policy ?? "rd", ...(opts.distortion ? { distortion: opts.distortion } : {}), ...(opts.lambda !== undefined ? { lambda: opts.lambda } : {}), ...(opts.bpw !== undefined ? { bpw: opts.bpw } : {}), fit: opts.fit ?? {}, quadtree: opts.quadtree ?? {}, minElements };
   const total = toEncode.reduce((s, t) => s + numel(t.shape), 0);
   const shardOf = assignShards(toEncode.map((t) => numel(t.shape)), shardCount);
   const mine = toEncode.map((t, index) => ({ t, index })).filter(({ index }) => shardOf[index] === shardIndex);
@@ -126,7 +132,9 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
       checkFinite(t, data, shapeOf(t)[1]);
       return data;
     };
-    const encOpts: EncodeOptions = { profile, ...(opts.fit ? { fit: opts.fit } : {}), ...(opts.quadtree ? { quadtree: opts.quadtree } : {}), ...(pool ? { pool } : {}) };
+    const { policy, distortion, lambda: givenLambda } = opts;
+    const rdOptions = { ...(policy ? { policy } : {}), ...(distortion ? { distortion } : {}), ...(givenLambda !== undefined ? { lambda: givenLambda } : {}) };
+    const encOpts: EncodeOptions = { profile, ...rdOptions, ...(opts.fit ? { fit: opts.fit } : {}), ...(opts.quadtree ? { quadtree: opts.quadtree } : {}), ...(pool ? { pool } : {}) };
     const { lambda, analyses } = opts.bpw !== undefined ? await rateControl(toEncode, opts.bpw, total, (t) => load(t), shapeOf, encOpts, opts.onProgress) : { lambda: undefined, analyses: new Map<string, TensorAnalysis>() };
     const partTotal = mine.reduce((s, { t }) => s + numel(t.shape), 0);
     const tensors: ManifestPart["tensors"] = [];

@@ -1,9 +1,10 @@
 /**
- * v2 quadtree decisions for one 64x64 macroblock: the 22.7 threshold policy (with relative or
- * absolute thresholds and hysteresis) and a rate-distortion policy used by rate control.
+ * v2 quadtree decisions for one 64x64 macroblock under the "spec" policy: the 22.7 threshold
+ * policy (with relative or absolute thresholds and hysteresis) and the rate control of that policy
+ * (approximate bits per leaf). The "rd" policy is in rd.ts.
  */
 import { LAYOUT, MACROBLOCK, MODE_FP4, MODE_T158, align16, payloadBytes, type Layout, type Mode, type QuadTree } from "@sgfp4/format";
-import { fitLeafWithSum, type FitOptions, type FitResume, type LeafFit, type LweLowerBound } from "./fit.js";
+import { boundOrFitLeaf, fitLeafChosen, fitLeafWithSum, resumeLeafFit, type FitOptions, type FitResume, type FitWorkspace, type LeafFit, type LweLowerBound } from "./fit.js";
 
 /** Leaf sizes from the root (level 0) to the floor (level 4). */
 export const LEVEL_SIZES = [64, 32, 16, 8, 4] as const;
@@ -70,21 +71,20 @@ export interface BlockOut {
   leaves: LeafOut[];
 }
 
-/**
- * Node values for the fit, shared by all fitters: fits are synchronous and keep nothing of it.
- * (A 32 KiB buffer per macroblock was allocated outside the JS heap and drove the GC.)
- */
-const nodeScratch = new Float64Array(4096);
-
 /** Fits the leaves of one padded macroblock on demand, each node once. */
 export class MacroblockFitter {
   private readonly cache = new Map<number, LeafFit & { power: number }>();
   /** nodes answered with a bound: the estimates a later full fit resumes from */
   private readonly resumes = new Map<number, FitResume>();
-  /** chosenOnly: only the chosen candidates' errors are read (see fitLeafWithSum) */
+  /**
+   * chosenOnly: only the chosen candidates' errors are read (see fitLeafChosen). ws: the fits'
+   * scratch (node values are copied into ws.nodeValues: a buffer per macroblock, allocated
+   * outside the JS heap, drove the GC).
+   */
   constructor(
     readonly block: Float64Array,
     readonly fit: FitOptions,
+    readonly ws: FitWorkspace,
     readonly chosenOnly = false,
   ) {}
 
@@ -94,7 +94,7 @@ export class MacroblockFitter {
 
   /**
    * The node's fit, or (given limitOf, which maps the node's size and power to a limit) a proof
-   * that its chosen LWE exceeds that limit, from bucket estimates (see fitLeafWithSum). Only fits
+   * that its chosen LWE exceeds that limit, from bucket estimates (see boundOrFitLeaf). Only fits
    * are cached: a node first bounded is fitted in full if asked again, resuming from the
    * estimates of its bound (no second scale search).
    */
@@ -102,7 +102,7 @@ export class MacroblockFitter {
     const id = nodeId(y, x, size);
     const hit = this.cache.get(id);
     if (hit) return hit;
-    const v = size === MACROBLOCK ? this.block : nodeScratch;
+    const v = size === MACROBLOCK ? this.block : this.ws.nodeValues;
     let power = 0;
     // the leaf's sum in index (row-major) order, as fitLeaf would compute it
     let sv = 0;
@@ -117,11 +117,14 @@ export class MacroblockFitter {
     }
     power /= size * size;
     const resume = this.resumes.get(id);
+    const ws = this.ws;
     const f = resume
-      ? fitLeafWithSum(v, size, this.fit, sv, true, Infinity, resume)
-      : limitOf && this.chosenOnly
-        ? fitLeafWithSum(v, size, this.fit, sv, true, limitOf(size, power))
-        : fitLeafWithSum(v, size, this.fit, sv, this.chosenOnly);
+      ? resumeLeafFit(v, size, this.fit, sv, resume, ws)
+      : !this.chosenOnly
+        ? fitLeafWithSum(v, size, this.fit, sv, ws)
+        : limitOf
+          ? boundOrFitLeaf(v, size, this.fit, sv, limitOf(size, power), ws)
+          : fitLeafChosen(v, size, this.fit, sv, ws);
     const out = Object.assign(f, { power });
     if ("lowerBound" in out) this.resumes.set(id, out.resume);
     else this.cache.set(id, out);
@@ -186,25 +189,6 @@ export function decideByThreshold(f: MacroblockFitter, q: QuadtreeOptions, tenso
 /** Bits one leaf costs in a v2 record: its header word and its 16-byte padded payload. */
 export function leafBits(size: number, mode: Mode): number {
   return 32 + 8 * align16(payloadBytes(size, mode));
-}
-
-/**
- * Per-node statistics for rate control: for node id k, [3k] = FP4 LWE, [3k+1] = T158 LWE,
- * [3k+2] = 1 when the outlier guard allows T158. Errors are divided by `normalizer`.
- */
-export function macroblockStats(f: MacroblockFitter, normalizer: number, out: Float64Array, at: number): void {
-  for (let level = 0; level < 5; level++) {
-    const size = LEVEL_SIZES[level]!;
-    for (let y = 0; y < MACROBLOCK; y += size) {
-      for (let x = 0; x < MACROBLOCK; x += size) {
-        const fit = f.at(y, x, size);
-        const k = at + 3 * nodeId(y, x, size);
-        out[k] = fit.fp4.lwe / normalizer;
-        out[k + 1] = fit.t158.lwe / normalizer;
-        out[k + 2] = fit.t158Allowed ? 1 : 0;
-      }
-    }
-  }
 }
 
 export interface RdChoice {

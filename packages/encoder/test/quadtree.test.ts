@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { extractBlock } from "../src/blocks.js";
-import { DEFAULT_FIT_OPTIONS } from "../src/fit.js";
+import { DEFAULT_FIT_OPTIONS, FitWorkspace } from "../src/fit.js";
 import { DEFAULT_QUADTREE_OPTIONS, MacroblockFitter, decideByThreshold, leavesOfNode, thresholdsFor, type QuadtreeOptions } from "../src/quadtree.js";
 import { FAMILIES, synthetic } from "../src/random.js";
 import { tensorPower } from "../src/tensor.js";
@@ -26,7 +26,7 @@ function plainPolicy(f: MacroblockFitter, q: QuadtreeOptions, power: number): { 
 }
 
 describe("decideByThreshold (nodes over their limit split on a bound, without their exact fit)", () => {
-  it("chooses the same leaves as fitting every visited node, on every family and several settings", () => {
+  it("chooses the same leaves as fitting every visited node, on every family and several settings", { timeout: 60_000 }, () => {
     const settings: QuadtreeOptions[] = [
       DEFAULT_QUADTREE_OPTIONS,
       { ...DEFAULT_QUADTREE_OPTIONS, thresholdScale: 0.25 },
@@ -43,8 +43,8 @@ describe("decideByThreshold (nodes over their limit split on a bound, without th
           const block = new Float64Array(64 * 64);
           extractBlock(data, 128, 128, by * 64, bx, block);
           for (const q of settings) {
-            const want = plainPolicy(new MacroblockFitter(block, fit, true), q, power);
-            const got = leavesOfNode(decideByThreshold(new MacroblockFitter(block, fit, true), q, power));
+            const want = plainPolicy(new MacroblockFitter(block, fit, new FitWorkspace(), true), q, power);
+            const got = leavesOfNode(decideByThreshold(new MacroblockFitter(block, fit, new FitWorkspace(), true), q, power));
             expect(got.map((l) => ({ y: l.y, x: l.x, size: l.size, scaleBits: l.scaleBits }))).toEqual(want);
             blocks++;
           }

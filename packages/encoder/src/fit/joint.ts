@@ -1,0 +1,146 @@
+/**
+ * The joint grid search (fit.search "joint"): besides the 22.7 start (bias = mean, which puts a
+ * grid level on the mean: mid-tread), other placements of the grid are tried, in the manner of
+ * ggml's make_qkx2_quants: for each start (S, B) the nearest codes are assigned, (S, B) is
+ * solved by least squares for those codes, and the start whose least-squares error is lowest is
+ * refitted exactly (stored FP16 values, codes reassigned, rounds while the error drops).
+ *
+ * FP4 starts: the 16 levels spread over the leaf's range [min, max] with 15 + d steps (d < 0
+ * clips nothing and leaves room, d > 0 clips the extremes), the 22.7 placement (bias = mean,
+ * scales around absmax / 7), and that grid moved by half a step either way (mid-rise: no level on
+ * the mean, what symmetric data wants).
+ * T158 starts: thresholds f * mean|w - mean| around the mean.
+ */
+import { MODE_FP4, type Mode } from "@sgfp4/format";
+import { biasToHalfBits, halfBitsValue, scaleToHalfBits } from "../half.js";
+import { assignAndMeasure } from "./codes.js";
+import { refit } from "./refit.js";
+import type { Fitted } from "./types.js";
+import type { FitWorkspace } from "./workspace.js";
+
+/**
+ * Steps beyond 15 of the range starts (ggml's Q4_K search spans 14..16 in 0.1 steps; six cost
+ * <= 0.05 dB against 21 on 8x8 leaves). The sets by leaf size, and the 22.7 multipliers below,
+ * keep the starts that won on Gaussian, Laplacian and Student-t encodes (larger leaves gain from
+ * clipping their extremes more).
+ */
+const RANGE_STEPS_SMALL = [-1, -0.5, 0, 0.5, 1];
+const RANGE_STEPS_LARGE = [0, 0.5, 1, 1.5, 2.5];
+/** The 22.7 FP4 starts kept (multipliers of absmax / 7; its grid moved half a step uses the last). */
+const SPEC_SCALES_SMALL = [0.85];
+const SPEC_SCALES_LARGE = [0.7, 0.85];
+/** Leaves of at least this many weights use the LARGE sets. */
+const LARGE_LEAF = 256;
+/** T158 threshold starts, as fractions of the mean absolute deviation (the 22.7 start, 0.5, never won). */
+const T158_THRESHOLDS = [0.65, 0.8, 1, 1.25];
+
+/**
+ * The joint search's best start refitted (exact error, stored FP16 values). The 22.7 starts are
+ * among the starts (bias = mean; FP4 scales around absmax / 7, T158's the mean absolute
+ * deviation) instead of the 22.7 search and refit (a fifth of the encode's time each for T158,
+ * and for FP4 the bucketed search). sv: the leaf's index-order sum.
+ */
+export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mode: Mode, v2: boolean, maxIterations: number, sv: number): Fitted {
+  let min = Infinity;
+  let max = -Infinity;
+  let absDev = 0;
+  let absMax = 0;
+  let svv = 0;
+  const mean = sv / n;
+  for (let i = 0; i < n; i++) {
+    const w = v[i]!;
+    svv += w * w;
+    if (w < min) min = w;
+    if (w > max) max = w;
+    const a = Math.abs(w - mean);
+    absDev += a;
+    if (a > absMax) absMax = a;
+  }
+  // every code 0 (a constant leaf): no start identifies a scale
+  const flat = (): Fitted => assignAndMeasure(ws, v, n, mode, 0, biasToHalfBits(mean, v2), new Int8Array(n));
+  if (!(max > min) || !(max - min < Infinity)) return flat();
+  ws.jointStarts = 0;
+  if (mode === MODE_FP4) {
+    const large = n >= LARGE_LEAF;
+    for (const d of large ? RANGE_STEPS_LARGE : RANGE_STEPS_SMALL) {
+      const S = (max - min) / (15 + d);
+      addStart(ws, S, min + 8 * S);
+    }
+    const specScales = large ? SPEC_SCALES_LARGE : SPEC_SCALES_SMALL;
+    for (const m of specScales) addStart(ws, (absMax / 7) * m, mean);
+    // mid-rise: the 22.7 grid moved by half a step
+    const S = (absMax / 7) * specScales[specScales.length - 1]!;
+    addStart(ws, S, mean + 0.5 * S);
+    addStart(ws, S, mean - 0.5 * S);
+  } else {
+    for (const f of T158_THRESHOLDS) addStart(ws, 2 * f * (absDev / n), mean);
+  }
+  let bestErr = Infinity;
+  let bestScaleBits = 0;
+  let bestBiasBits = 0;
+  for (let k = 0; k < ws.jointStarts; k++) {
+    const err = leastSquaresFor(ws, v, n, mode, ws.jointScale[k]!, ws.jointBias[k]!, sv, svv, v2);
+    if (err < bestErr) {
+      bestErr = err;
+      bestScaleBits = ws.lsScaleBits;
+      bestBiasBits = ws.lsBiasBits;
+    }
+  }
+  if (!(bestErr < Infinity)) return flat();
+  const start = assignAndMeasure(ws, v, n, mode, bestScaleBits, bestBiasBits, ws.roundCodesA);
+  return refit(ws, v, n, start, v2, maxIterations, sv);
+}
+
+function addStart(ws: FitWorkspace, S: number, B: number): void {
+  if (!(S > 0)) return;
+  ws.jointScale[ws.jointStarts] = S;
+  ws.jointBias[ws.jointStarts] = B;
+  ws.jointStarts++;
+}
+
+/**
+ * The least-squares (S, B) for the nearest codes of the start (S0, B0), stored (FP16 bits into
+ * ws.lsScaleBits / ws.lsBiasBits); returns the squared error of those codes with the stored
+ * values, from the sums in closed form (Infinity when not identifiable). The stored values
+ * matter: two starts can give the same codes up to a shift (one outlier: -8 / 7 or 0 / 7), with
+ * the same exact solution but a bias of very different magnitude, whose FP16 rounding differs.
+ */
+function leastSquaresFor(ws: FitWorkspace, v: Float64Array, n: number, mode: Mode, S0: number, B0: number, sv: number, svv: number, v2: boolean): number {
+  let sq = 0;
+  let sqq = 0;
+  let sqv = 0;
+  if (mode === MODE_FP4) {
+    const inv = 1 / S0;
+    for (let i = 0; i < n; i++) {
+      const w = v[i]!;
+      const y = (w - B0) * inv;
+      const floorY = Math.floor(y);
+      let q = floorY + +(y - floorY >= 0.5);
+      if (q > 7) q = 7;
+      else if (q < -8) q = -8;
+      sq += q;
+      sqq += q * q;
+      sqv += q * w;
+    }
+  } else {
+    const tau = 0.5 * S0;
+    for (let i = 0; i < n; i++) {
+      const w = v[i]!;
+      const c = w - B0;
+      const q = +(c > tau) - +(c < -tau);
+      sq += q;
+      sqq += q * q;
+      sqv += q * w;
+    }
+  }
+  const den = n * sqq - sq * sq;
+  if (!(den > 0)) return Infinity;
+  const S = (n * sqv - sq * sv) / den;
+  if (!(S > 0)) return Infinity;
+  ws.lsScaleBits = scaleToHalfBits(S);
+  const s = halfBitsValue(ws.lsScaleBits);
+  ws.lsBiasBits = biasToHalfBits((sv - s * sq) / n, v2);
+  const b = halfBitsValue(ws.lsBiasBits);
+  // sum (w - s q - b)^2 expanded
+  return svv - 2 * s * sqv - 2 * b * sv + s * s * sqq + 2 * s * b * sq + n * b * b;
+}

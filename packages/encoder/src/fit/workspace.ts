@@ -1,0 +1,88 @@
+/**
+ * Scratch memory of the leaf fits. A fit is synchronous and keeps nothing between calls except
+ * the buckets, which describe the leaf whose scale was searched last (both modes' refits of that
+ * leaf read them). One workspace per thread of work: the fits of one macroblock, one job or one
+ * test share it; two fits never run on one workspace at the same time.
+ */
+import type { PassSums } from "./types.js";
+
+/** Largest leaf (elements): a 64x64 macroblock. */
+export const MAX_LEAF = 4096;
+/** Most buckets of the bucketed scale search. */
+export const MAX_BUCKETS = 256;
+
+/**
+ * A leaf's values sorted into buckets by value (see scale-search.ts): members of bucket b are
+ * w[start[b] .. start[b+1]), with their sum, sum of squares, min and max.
+ */
+export class Buckets {
+  readonly bucketOf = new Uint16Array(MAX_LEAF);
+  readonly count = new Int32Array(MAX_BUCKETS + 1);
+  readonly start = new Int32Array(MAX_BUCKETS + 1);
+  readonly w = new Float64Array(MAX_LEAF);
+  readonly sumW = new Float64Array(MAX_BUCKETS);
+  readonly sumWW = new Float64Array(MAX_BUCKETS);
+  readonly minW = new Float64Array(MAX_BUCKETS);
+  readonly maxW = new Float64Array(MAX_BUCKETS);
+  /** non-empty buckets of the leaf they were built for (0: none built for the current leaf) */
+  used = 0;
+  /** that leaf's largest |w| */
+  absMax = 0;
+}
+
+/** A refit round's sums estimated from the buckets; sse and sqv are within sseSlack / sqvSlack of the exact pass. */
+export interface RoundEstimate {
+  sse: number;
+  sseSlack: number;
+  sq: number;
+  sqq: number;
+  sqv: number;
+  sqvSlack: number;
+}
+
+export class FitWorkspace {
+  /** a node's values copied out of its macroblock (MacroblockFitter) */
+  readonly nodeValues = new Float64Array(MAX_LEAF);
+  /** w - w_hat of the candidate being measured, for the Laplacian-weighted error */
+  readonly errors = new Float64Array(MAX_LEAF);
+  /** w - Bias of the leaf being searched */
+  readonly centred = new Float64Array(MAX_LEAF);
+  /** the centred values with the large ones first (small-leaf search) */
+  readonly largeFirst = new Float64Array(MAX_LEAF);
+  /** FP16 bits of the 16 scale candidates */
+  readonly candidateBits = new Int32Array(16);
+  /** per candidate: its estimated error and that estimate's rounding slack */
+  readonly estimate = new Float64Array(16);
+  readonly slackOf = new Float64Array(16);
+  /** candidates an estimate could not rule out */
+  readonly survivors = new Uint8Array(16);
+  readonly buckets = new Buckets();
+  /**
+   * Codes of refit rounds (and of a plain fit that only starts a refit): a leaf allocates one
+   * codes array per mode, for the result.
+   */
+  readonly roundCodesA = new Int8Array(MAX_LEAF);
+  readonly roundCodesB = new Int8Array(MAX_LEAF);
+  /** the last pass's sums (read at once, before the next pass) */
+  readonly passSums: PassSums = { sse: 0, maxAbs: 0, sq: 0, sqq: 0, sqv: 0 };
+  /** the last round estimate (callers copy what they keep) */
+  readonly roundEstimate: RoundEstimate = { sse: 0, sseSlack: 0, sq: 0, sqq: 0, sqv: 0, sqvSlack: 0 };
+  /** T158's three decoded values, indexed by code + 1 */
+  readonly t158Decoded = new Float64Array(3);
+  /**
+   * Sum of |w - Bias| from the last FP4 plain search: T158's plain bias is the same FP16 value,
+   * so this is the sum its plain fit would compute (same terms, same order).
+   */
+  centredAbsSum = 0;
+  /** the joint search's starts (joint.ts) */
+  readonly jointScale = new Float64Array(16);
+  readonly jointBias = new Float64Array(16);
+  jointStarts = 0;
+  /** the stored least-squares solution of the last start ranked */
+  lsScaleBits = 0;
+  lsBiasBits = 0;
+
+  isRoundScratch(codes: Int8Array): boolean {
+    return codes === this.roundCodesA || codes === this.roundCodesB;
+  }
+}
