@@ -1,8 +1,9 @@
 /**
  * The decoders a fuzz run compares: the Node decoder registry (@sgfp4/decoders/node: cpu,
- * webgpu, vulkan) with two fuzz entries added on the same mechanism: "cpu-kmem" (the CPU
- * decoder's in-place path) and "python", the independent example decoder under
- * examples/python-decoder run through the conformance command protocol.
+ * webgpu, vulkan) with three fuzz entries added on the same mechanism: "cpu-kmem" (the CPU
+ * decoder's in-place path), "python", the independent example decoder under
+ * examples/python-decoder, and "c", the single-header C decoder of packages/c-decoder
+ * (c-decoder.ts), both run through the conformance command protocol.
  */
 import { existsSync } from "node:fs";
 import path from "node:path";
@@ -10,6 +11,7 @@ import { fileURLToPath } from "node:url";
 import { createCommandDecoder } from "@sgfp4/conformance";
 import { factoryEntry, nodeDecoders, openDecoders, type DecoderRegistry } from "@sgfp4/decoders/node";
 import type { Decoder } from "@sgfp4/format";
+import { createCDecoder } from "./c-decoder.js";
 
 export interface LoadedBackends {
   ready: Decoder[];
@@ -61,6 +63,9 @@ export function fuzzDecoders(opts: { commandTimeoutMs?: number } = {}): DecoderR
     factoryEntry("cpu-kmem", "@sgfp4/cpu-decoder decodeInto a createOutput() array", cpuKernelMemory),
     factoryEntry("python", "examples/python-decoder through the command protocol", () =>
       createCommandDecoder(pythonBackendTemplate(), { name: "python", timeoutMs: opts.commandTimeoutMs ?? 30_000 }),
+    ),
+    factoryEntry("c", "@sgfp4/c-decoder's sgfp4.h (cli/sgfp4-decode.c, compiled with $CC or cc) through the command protocol", () =>
+      createCDecoder({ timeoutMs: opts.commandTimeoutMs ?? 30_000 }),
     ),
   );
 }

@@ -13,9 +13,14 @@ const SEED = 20250601;
 const CASES = 2000;
 /** The Python example runs as one process per decode: fewer cases keep CI short. */
 const PYTHON_CASES = 40;
+/** The C decoder (sgfp4.h) is one process per decode too, but fast: more cases, under sanitizers. */
+const C_CASES = 200;
 
 let inProcess: Decoder[] = [];
 let withPython: Decoder[] = [];
+// compiled here (not in beforeAll) so a missing compiler shows as the skip reason in the test name
+const cLoaded = await loadBackends(["c"]);
+const cUnavailable = cLoaded.unavailable[0]?.reason;
 
 beforeAll(async () => {
   const loaded = await loadBackends(["cpu", "cpu-kmem", "webgpu", "vulkan"]);
@@ -26,7 +31,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
-  for (const b of withPython) await b.close?.().catch(() => undefined);
+  for (const b of [...withPython, ...cLoaded.ready]) await b.close?.().catch(() => undefined);
 });
 
 describe("bounded differential fuzz", () => {
@@ -59,5 +64,13 @@ describe("bounded differential fuzz", () => {
     console.log(formatStats(stats));
     expect(stats.findings.map((f) => `case ${f.caseIndex}: ${f.reason}`)).toEqual([]);
     expect(stats.backends.python?.cases).toBe(PYTHON_CASES);
+  }, 240_000);
+
+  it.skipIf(cUnavailable !== undefined)(`with the C decoder of packages/c-decoder, ${C_CASES} cases: no disagreement${cUnavailable ? ` (skipped: ${cUnavailable})` : ""}`, async () => {
+    const stats = await runFuzz([...inProcess, ...cLoaded.ready], { seed: SEED + 2, cases: C_CASES, caseTimeoutMs: 30_000 });
+    console.log(formatStats(stats));
+    expect(stats.findings.map((f) => `case ${f.caseIndex}: ${f.reason}`)).toEqual([]);
+    expect(stats.backends.c?.cases).toBe(C_CASES);
+    expect(stats.mutated).toBeGreaterThan(50);
   }, 240_000);
 });

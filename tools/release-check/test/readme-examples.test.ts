@@ -15,7 +15,7 @@ import { pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 
 const root = resolve(import.meta.dirname, "../../..");
-const readmes = ["README.md", "packages/format/README.md", "packages/cpu-decoder/README.md", "packages/encoder/README.md", "packages/webgpu-decoder/README.md", "packages/vulkan-addon/README.md", "packages/decoders/README.md", "conformance/README.md", "apps/cli/README.md"]
+const readmes = ["README.md", "packages/format/README.md", "packages/cpu-decoder/README.md", "packages/encoder/README.md", "packages/webgpu-decoder/README.md", "packages/vulkan-addon/README.md", "packages/decoders/README.md", "packages/c-decoder/README.md", "conformance/README.md", "apps/cli/README.md"]
   .map((p) => join(root, p))
   .filter(existsSync);
 
