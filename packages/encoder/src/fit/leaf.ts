@@ -11,7 +11,7 @@ import { laplacianWeightedError } from "../laplacian.js";
 import { measureErrors, sum } from "./codes.js";
 import { fp4PlainParameters, t158ParametersAfterFp4 } from "./plain.js";
 import { LWE_FROM_SSE_MARGIN, estimateRefit, plainThenRefit, refitFromEstimate, type RefitEstimate } from "./refit.js";
-import { jointCandidate } from "./joint.js";
+import { jointCandidate, leafSpread } from "./joint.js";
 import type { Candidate, FitOptions, Fitted, LeafFit, Parameters } from "./types.js";
 import { FitWorkspace } from "./workspace.js";
 
@@ -84,6 +84,7 @@ function refitsFromBuckets(ws: FitWorkspace, o: FitOptions, p: Parameters): bool
 export function fitLeafCandidates(v: Float64Array, size: number, o: FitOptions, sv: number, ws: FitWorkspace): LeafFit {
   if (!(o.search === "joint" && o.refit)) return fitLeafWithSum(v, size, o, sv, ws);
   const n = size * size;
+  leafSpread(ws, v, n, sv);
   const fp4 = jointCandidate(ws, v, n, MODE_FP4, o.v2, o.maxRefitIterations, sv);
   const t158 = jointCandidate(ws, v, n, MODE_T158, o.v2, o.maxRefitIterations, sv);
   return { fp4, t158, t158Allowed: t158Allowed(o, t158), chosen: fp4, errorHint: false };
@@ -143,6 +144,7 @@ function select(ws: FitWorkspace, v: Float64Array, size: number, o: FitOptions, 
 /** Both candidates from the joint search (their 22.7 starts among the starts), and the 22.7 selection between them. */
 function selectJoint(ws: FitWorkspace, v: Float64Array, size: number, o: FitOptions, sv: number): LeafFit {
   const n = size * size;
+  leafSpread(ws, v, n, sv);
   const fp4 = jointCandidate(ws, v, n, MODE_FP4, o.v2, o.maxRefitIterations, sv);
   withLwe(ws, v, size, fp4);
   const t158 = jointCandidate(ws, v, n, MODE_T158, o.v2, o.maxRefitIterations, sv);
