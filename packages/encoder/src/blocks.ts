@@ -152,7 +152,8 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
         packCodes(c.mode, c.codes, v1Payloads.subarray(V1_PAYLOAD_BYTES * b, V1_PAYLOAD_BYTES * (b + 1)));
       } else {
         // the threshold policy reads only the chosen candidates' errors
-        const fitter = new MacroblockFitter(block, job.fit, ws, !job.rd);
+        // the rd policy measuring squared error needs the LWE (TensorStats.lwe) of its chosen leaves only
+        const fitter = new MacroblockFitter(block, job.fit, ws, !job.rd, job.policy === "rd" && job.distortion === "mse");
         const local = (ty - job.tileRowStart) * tilesX + bx;
         if (job.rd && job.policy === "rd") {
           const given = job.rd.stats;
@@ -260,7 +261,7 @@ export function statsBlockRows(job: BlockJob): Float64Array {
       extractBlock(job.data, cols, rowsInData, (ty - job.tileRowStart) * MACROBLOCK, bx, block);
       if (job.policy === "rd") clipToFormat(block);
       const local = (ty - job.tileRowStart) * tilesX + bx;
-      macroblockStats(new MacroblockFitter(block, job.fit, ws), norm, job.policy === "rd" ? job.distortion : "lwe", stats, local * NODE_STATS * NODES_PER_BLOCK);
+      macroblockStats(new MacroblockFitter(block, job.fit, ws, false, job.policy === "rd" && job.distortion === "mse"), norm, job.policy === "rd" ? job.distortion : "lwe", stats, local * NODE_STATS * NODES_PER_BLOCK);
     }
   }
   return stats;

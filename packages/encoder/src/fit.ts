@@ -9,4 +9,4 @@ export { assignCodes } from "./fit/codes.js";
 export { SCALE_MULTIPLIERS } from "./fit/scale-search.js";
 export { fitFp4Plain, fitT158Plain } from "./fit/plain.js";
 export { refitCandidate } from "./fit/refit.js";
-export { boundOrFitLeaf, fitLeaf, fitLeafChosen, fitLeafWithSum, resumeLeafFit, type FitResume, type LweLowerBound } from "./fit/leaf.js";
+export { boundOrFitLeaf, fitLeaf, fitLeafCandidates, fitLeafChosen, fitLeafWithSum, resumeLeafFit, withLwe, type FitResume, type LweLowerBound } from "./fit/leaf.js";

@@ -4,7 +4,7 @@
  * (approximate bits per leaf). The "rd" policy is in rd.ts.
  */
 import { LAYOUT, MACROBLOCK, MODE_FP4, MODE_T158, align16, payloadBytes, type Layout, type Mode, type QuadTree } from "@sgfp4/format";
-import { boundOrFitLeaf, fitLeafChosen, fitLeafWithSum, resumeLeafFit, type FitOptions, type FitResume, type FitWorkspace, type LeafFit, type LweLowerBound } from "./fit.js";
+import { boundOrFitLeaf, fitLeafCandidates, fitLeafChosen, fitLeafWithSum, resumeLeafFit, withLwe, type Candidate, type FitOptions, type FitResume, type FitWorkspace, type LeafFit, type LweLowerBound } from "./fit.js";
 
 /** Leaf sizes from the root (level 0) to the floor (level 4). */
 export const LEVEL_SIZES = [64, 32, 16, 8, 4] as const;
@@ -79,14 +79,30 @@ export class MacroblockFitter {
   /**
    * chosenOnly: only the chosen candidates' errors are read (see fitLeafChosen). ws: the fits'
    * scratch (node values are copied into ws.nodeValues: a buffer per macroblock, allocated
-   * outside the JS heap, drove the GC).
+   * outside the JS heap, drove the GC). lweOnDemand (not with chosenOnly): the fits measure no
+   * LWE and make no 22.7 selection (see fitLeafCandidates); lweOf measures a leaf's when asked.
    */
   constructor(
     readonly block: Float64Array,
     readonly fit: FitOptions,
     readonly ws: FitWorkspace,
     readonly chosenOnly = false,
+    readonly lweOnDemand = false,
   ) {}
+
+  /** The candidate's LWE, measured on the node's values if its fit left it NaN. */
+  lweOf(y: number, x: number, size: number, c: Candidate): number {
+    if (Number.isNaN(c.lwe)) withLwe(this.ws, this.valuesOf(y, x, size), size, c);
+    return c.lwe;
+  }
+
+  /** The node's values (the block itself, or copied into ws.nodeValues). */
+  private valuesOf(y: number, x: number, size: number): Float64Array {
+    if (size === MACROBLOCK) return this.block;
+    const v = this.ws.nodeValues;
+    for (let i = 0; i < size; i++) v.set(this.block.subarray((y + i) * MACROBLOCK + x, (y + i) * MACROBLOCK + x + size), i * size);
+    return v;
+  }
 
   at(y: number, x: number, size: number): LeafFit & { power: number } {
     return this.fitOrBound(y, x, size) as LeafFit & { power: number };
@@ -121,7 +137,7 @@ export class MacroblockFitter {
     const f = resume
       ? resumeLeafFit(v, size, this.fit, sv, resume, ws)
       : !this.chosenOnly
-        ? fitLeafWithSum(v, size, this.fit, sv, ws)
+        ? (this.lweOnDemand ? fitLeafCandidates : fitLeafWithSum)(v, size, this.fit, sv, ws)
         : limitOf
           ? boundOrFitLeaf(v, size, this.fit, sv, limitOf(size, power), ws)
           : fitLeafChosen(v, size, this.fit, sv, ws);
@@ -289,6 +305,6 @@ export function leavesOfRd(f: MacroblockFitter, choice: RdChoice): LeafOut[] {
   return choice.leaves.map(({ y, x, size, mode }) => {
     const fit = f.at(y, x, size);
     const c = mode === MODE_T158 ? fit.t158 : fit.fp4;
-    return { y, x, size, mode, scaleBits: c.scaleBits, biasBits: c.biasBits, errorHint: false, codes: c.codes, sse: c.sse, lwe: c.lwe };
+    return { y, x, size, mode, scaleBits: c.scaleBits, biasBits: c.biasBits, errorHint: false, codes: c.codes, sse: c.sse, lwe: f.lweOf(y, x, size, c) };
   });
 }

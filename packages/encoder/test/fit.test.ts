@@ -1,6 +1,6 @@
 import { MODE_FP4, MODE_T158, halfToFloat } from "@sgfp4/format";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_FIT_OPTIONS, FitWorkspace, SCALE_MULTIPLIERS, boundOrFitLeaf, fitFp4Plain, fitLeaf, fitLeafChosen, fitLeafWithSum, fitT158Plain, refitCandidate, resumeLeafFit } from "../src/fit.js";
+import { DEFAULT_FIT_OPTIONS, FitWorkspace, SCALE_MULTIPLIERS, boundOrFitLeaf, fitFp4Plain, fitLeaf, fitLeafCandidates, fitLeafChosen, fitLeafWithSum, fitT158Plain, refitCandidate, resumeLeafFit, withLwe } from "../src/fit.js";
 import { biasToHalfBits, scaleToHalfBits } from "../src/half.js";
 import { synthetic, type Family } from "../src/random.js";
 
@@ -332,5 +332,27 @@ describe("joint grid search (fit.search 'joint')", () => {
     const ws = new FitWorkspace();
     fitLeaf(Float64Array.from(data.subarray(1000, 1064)), 8, o, ws);
     expect(fitLeaf(v, 16, o, ws)).toEqual(fresh);
+  });
+});
+
+describe("fitLeafCandidates (rd policy, LWE on demand)", () => {
+  it("gives fitLeafWithSum's joint candidates, without LWE until withLwe measures the same one", () => {
+    const o = { ...DEFAULT_FIT_OPTIONS, search: "joint" as const, v2: true };
+    for (const family of ["gaussian", "student-t"] as Family[]) {
+      for (const size of [8, 16, 64]) {
+        const v = Float64Array.from(synthetic(family, size, size, 7));
+        const sv = v.reduce((a, b) => a + b, 0);
+        const full = fitLeafWithSum(v, size, o, sv, new FitWorkspace());
+        const lazy = fitLeafCandidates(v, size, o, sv, new FitWorkspace());
+        expect(lazy.t158Allowed).toBe(full.t158Allowed);
+        for (const mode of ["fp4", "t158"] as const) {
+          const { lwe, ...rest } = lazy[mode];
+          expect(lwe).toBeNaN();
+          const { lwe: fullLwe, ...fullRest } = full[mode];
+          expect(rest).toEqual(fullRest);
+          expect(withLwe(new FitWorkspace(), v, size, lazy[mode]).lwe).toBe(fullLwe);
+        }
+      }
+    }
   });
 });

@@ -35,12 +35,10 @@ const LARGE_LEAF = 256;
 const T158_THRESHOLDS = [0.65, 0.8, 1, 1.25];
 
 /**
- * The joint search's best start refitted (exact error, stored FP16 values). The 22.7 starts are
- * among the starts (bias = mean; FP4 scales around absmax / 7, T158's the mean absolute
- * deviation) instead of the 22.7 search and refit (a fifth of the encode's time each for T158,
- * and for FP4 the bucketed search). sv: the leaf's index-order sum.
+ * The leaf's spread that both modes' starts read (ws.spread): computed once per leaf by
+ * leafSpread, before jointCandidate is called for either mode (sv: the leaf's index-order sum).
  */
-export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mode: Mode, v2: boolean, maxIterations: number, sv: number): Fitted {
+export function leafSpread(ws: FitWorkspace, v: Float64Array, n: number, sv: number): void {
   let min = Infinity;
   let max = -Infinity;
   let absDev = 0;
@@ -56,6 +54,24 @@ export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mod
     absDev += a;
     if (a > absMax) absMax = a;
   }
+  const s = ws.spread;
+  s.min = min;
+  s.max = max;
+  s.absDev = absDev;
+  s.absMax = absMax;
+  s.svv = svv;
+}
+
+/**
+ * The joint search's best start refitted (exact error, stored FP16 values). The 22.7 starts are
+ * among the starts (bias = mean; FP4 scales around absmax / 7, T158's the mean absolute
+ * deviation) instead of the 22.7 search and refit (a fifth of the encode's time each for T158,
+ * and for FP4 the bucketed search). sv: the leaf's index-order sum; ws.spread: leafSpread's of
+ * this leaf.
+ */
+export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mode: Mode, v2: boolean, maxIterations: number, sv: number): Fitted {
+  const { min, max, absDev, absMax, svv } = ws.spread;
+  const mean = sv / n;
   // every code 0 (a constant leaf): no start identifies a scale
   const flat = (): Fitted => assignAndMeasure(ws, v, n, mode, 0, biasToHalfBits(mean, v2), new Int8Array(n));
   if (!(max > min) || !(max - min < Infinity)) return flat();

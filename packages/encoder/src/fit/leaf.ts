@@ -11,7 +11,7 @@ import { laplacianWeightedError } from "../laplacian.js";
 import { measureErrors, sum } from "./codes.js";
 import { fp4PlainParameters, t158ParametersAfterFp4 } from "./plain.js";
 import { LWE_FROM_SSE_MARGIN, estimateRefit, plainThenRefit, refitFromEstimate, type RefitEstimate } from "./refit.js";
-import { jointCandidate } from "./joint.js";
+import { jointCandidate, leafSpread } from "./joint.js";
 import type { Candidate, FitOptions, Fitted, LeafFit, Parameters } from "./types.js";
 import { FitWorkspace } from "./workspace.js";
 
@@ -75,7 +75,25 @@ function refitsFromBuckets(ws: FitWorkspace, o: FitOptions, p: Parameters): bool
   return o.refit && ws.buckets.used > 0 && p.scaleBits !== 0;
 }
 
-function withLwe(ws: FitWorkspace, v: Float64Array, size: number, c: Candidate): Candidate {
+/**
+ * Both joint-search candidates of a leaf with their sse and maxAbsError, and t158Allowed, for a
+ * caller that decides modes itself (the rd policy with distortion "mse"): no LWE is measured
+ * (both NaN; withLwe measures a candidate later) and no 22.7 selection is made (chosen is FP4,
+ * errorHint false). The candidates are fitLeafWithSum's. Other searches fall back to it.
+ */
+export function fitLeafCandidates(v: Float64Array, size: number, o: FitOptions, sv: number, ws: FitWorkspace): LeafFit {
+  if (!(o.search === "joint" && o.refit)) return fitLeafWithSum(v, size, o, sv, ws);
+  const n = size * size;
+  leafSpread(ws, v, n, sv);
+  const fp4 = jointCandidate(ws, v, n, MODE_FP4, o.v2, o.maxRefitIterations, sv);
+  const t158 = jointCandidate(ws, v, n, MODE_T158, o.v2, o.maxRefitIterations, sv);
+  return { fp4, t158, t158Allowed: t158Allowed(o, t158), chosen: fp4, errorHint: false };
+}
+
+const t158Allowed = (o: FitOptions, t158: Candidate): boolean => t158.maxAbsError <= o.outlierGuard * halfBitsValue(t158.scaleBits);
+
+/** Measures the candidate's LWE (c.lwe) on its leaf's values. */
+export function withLwe(ws: FitWorkspace, v: Float64Array, size: number, c: Candidate): Candidate {
   measureErrors(ws, v, size * size, c.codes, c.scaleBits, c.biasBits);
   c.lwe = laplacianWeightedError(ws.errors, size);
   return c;
@@ -126,6 +144,7 @@ function select(ws: FitWorkspace, v: Float64Array, size: number, o: FitOptions, 
 /** Both candidates from the joint search (their 22.7 starts among the starts), and the 22.7 selection between them. */
 function selectJoint(ws: FitWorkspace, v: Float64Array, size: number, o: FitOptions, sv: number): LeafFit {
   const n = size * size;
+  leafSpread(ws, v, n, sv);
   const fp4 = jointCandidate(ws, v, n, MODE_FP4, o.v2, o.maxRefitIterations, sv);
   withLwe(ws, v, size, fp4);
   const t158 = jointCandidate(ws, v, n, MODE_T158, o.v2, o.maxRefitIterations, sv);
@@ -138,14 +157,14 @@ function selectJoint(ws: FitWorkspace, v: Float64Array, size: number, o: FitOpti
  */
 function chooseMode(ws: FitWorkspace, v: Float64Array, size: number, o: FitOptions, fp4: Candidate, t158: Candidate, limitT: number, chosenOnly: boolean): LeafFit {
   const n = size * size;
-  const t158Allowed = t158.maxAbsError <= o.outlierGuard * halfBitsValue(t158.scaleBits);
+  const allowed = t158Allowed(o, t158);
   let chosen: Candidate = fp4;
   if (o.selection === "l2") {
-    if (t158Allowed && t158.sse / n <= limitT) chosen = t158;
+    if (allowed && t158.sse / n <= limitT) chosen = t158;
     if (!chosenOnly || chosen === t158) withLwe(ws, v, size, t158);
-  } else if (!chosenOnly || (t158Allowed && !((t158.sse / n) * LWE_FROM_SSE_MARGIN > limitT))) {
+  } else if (!chosenOnly || (allowed && !((t158.sse / n) * LWE_FROM_SSE_MARGIN > limitT))) {
     withLwe(ws, v, size, t158);
-    if (t158Allowed && t158.lwe <= limitT) chosen = t158;
+    if (allowed && t158.lwe <= limitT) chosen = t158;
   }
-  return { fp4, t158, t158Allowed, chosen, errorHint: o.selection === "laplacian" && t158Allowed };
+  return { fp4, t158, t158Allowed: allowed, chosen, errorHint: o.selection === "laplacian" && allowed };
 }

@@ -74,6 +74,8 @@ export class FitWorkspace {
    * so this is the sum its plain fit would compute (same terms, same order).
    */
   centredAbsSum = 0;
+  /** the leaf's spread (joint.ts leafSpread), read by both modes' joint searches */
+  readonly spread = { min: 0, max: 0, absDev: 0, absMax: 0, svv: 0 };
   /** the joint search's starts (joint.ts) */
   readonly jointScale = new Float64Array(16);
   readonly jointBias = new Float64Array(16);
