@@ -98,7 +98,16 @@ ${section("native/api.c", src("api.c"))}
 `;
 }
 
-/** kDecodeBaselineSpv.inc -> decode-baseline.spv */
+/**
+ * The SPIR-V the addon ships: the arrays of its gen/shaders.h, each from gen/<name>.inc (a bench
+ * build leaves more .inc files in gen/; they are not part of the product).
+ */
+export function shippedSpirv() {
+  const header = readFileSync(join(repo, "packages", "vulkan-addon", "native", "gen", "shaders.h"), "utf8");
+  return [...header.matchAll(/static const uint32_t (\w+)\[\]/g)].map((m) => `${m[1]}.inc`).sort();
+}
+
+/** kDecodeHalfSpv.inc -> decode-half.spv */
 const spvName = (inc) => inc.replace(/^k(\w+)Spv\.inc$/, "$1").replace(/(?<=.)([A-Z])/g, "-$1").toLowerCase() + ".spv";
 
 /** The words of a `{0x07230203,...}` initializer list as a little-endian SPIR-V binary. */
@@ -121,7 +130,7 @@ export async function generatedFiles() {
   // SPIR-V of the same shaders, as the addon embeds it (gen/k*Spv.inc: C initializer lists of
   // uint32_t, usable from C as `static const uint32_t spv[] =\n#include "kDecodeSpv.inc"\n;`) and as .spv files
   const gen = join("packages", "vulkan-addon", "native", "gen");
-  for (const f of readdirSync(join(repo, gen)).filter((n) => /^k\w+Spv\.inc$/.test(n)).sort()) {
+  for (const f of shippedSpirv()) {
     copy(join(gen, f), join("kernels", "spirv", f));
     files[join("kernels", "spirv", spvName(f))] = spirvBinary(readFileSync(join(repo, gen, f), "utf8"), f);
   }
