@@ -2,9 +2,10 @@
  * @sgfp4/encoder public API. Internals (fitting, quadtree decisions, file readers) stay in their
  * modules; src/internal.ts re-exports them for the package's benchmarks only.
  */
-export { encodeTensor } from "./tensor.js";
+export { encodeTensor, encodeTensorBands } from "./tensor.js";
 export { DEFAULT_LAMBDA } from "./tensor.js";
-export type { EncodeOptions, EncodedTensor, TensorStats, Policy } from "./tensor.js";
+export type { EncodeOptions, EncodedTensor, TensorStats, Policy, BandEncodeOptions, EncodedTensorBands } from "./tensor.js";
+export type { RowSource } from "./bands.js";
 export type { Distortion } from "./rd.js";
 export type { FitOptions } from "./fit.js";
 export type { QuadtreeOptions } from "./quadtree.js";

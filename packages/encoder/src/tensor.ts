@@ -1,8 +1,11 @@
 /** Encode one 2-D float32 tensor to a v1 or v2 container, with statistics and its exact decode. */
-import { LAYOUT_NAMES, MACROBLOCK, Sgfp4Error, V1_PAYLOAD_BYTES, align16, assembleV2, writeV1, type Shape } from "@sgfp4/format";
-import { COUNT_CLIPPED, COUNT_FP4_WEIGHTS, COUNT_LAYOUTS, COUNT_LEAVES, COUNT_T158_WEIGHTS, tilesOf, type BlockJob, type EncodedRows } from "./blocks.js";
+import { MACROBLOCK, Sgfp4Error, align16, type Shape } from "@sgfp4/format";
+import { TensorAssembly } from "./assemble.js";
+import { arrayRows, bandedRows, cappedPower, checkedPower, runJobs, type RowSource, type TensorRows } from "./bands.js";
+import { tilesOf, type BlockJob } from "./blocks.js";
 import { DEFAULT_FIT_OPTIONS, type FitOptions } from "./fit.js";
-import { runChunks, type WorkerPool } from "./parallel.js";
+import type { WorkerPool } from "./parallel.js";
+import { ExponentCounts } from "./power.js";
 import { DEFAULT_QUADTREE_OPTIONS, NODES_PER_BLOCK, decideRd, type QuadtreeOptions } from "./quadtree.js";
 import { NODE_STATS, RdSolver, type Distortion } from "./rd.js";
 
@@ -88,122 +91,33 @@ export function resolveQuadtree(q: EncodeOptions["quadtree"] = {}): QuadtreeOpti
   return o;
 }
 
-/**
- * Checks the shape, and returns the tensor's power (mean w^2) after checking that every value is
- * finite: the sum of squares is finite exactly when every value is (a float32 squared is below
- * 2^256, so no finite sum overflows a double), so one pass does both.
- */
-function checkedTensorPower(data: Float32Array, shape: Shape): number {
-  const [rows, cols] = shape;
-  if (!Number.isSafeInteger(rows) || !Number.isSafeInteger(cols) || rows < 1 || cols < 1) throw new Sgfp4Error("INVALID_ARGUMENT", `shape must be [O, I] with integers >= 1, got [${rows}, ${cols}]`);
-  if (data.length !== rows * cols) throw new Sgfp4Error("INVALID_ARGUMENT", `tensor has ${data.length} values, shape [${rows}, ${cols}] needs ${rows * cols}`);
-  const power = tensorPower(data);
-  if (!Number.isFinite(power)) {
-    const i = data.findIndex((v) => !Number.isFinite(v));
-    throw new Sgfp4Error("INVALID_ARGUMENT", `tensor value ${i} is ${data[i]}; only finite weights can be encoded`);
-  }
-  return power;
-}
+export { tensorPower, robustPower } from "./power.js";
 
-/**
- * mean(w^2) of the tensor, defined as eight partial sums of w^2 (element i in partial i mod 8,
- * each in index order) added as ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)): every term is
- * exact (a float32 squared fits a double), and eight independent additions run several times
- * faster than one chain, which waits on each addition (this pass runs on the calling thread
- * before any worker starts: a third of a 16-thread encode with a single chain). cap2: see
- * robustPower.
- */
-export function tensorPower(data: Float32Array, cap2 = Infinity): number {
-  const n = data.length;
-  let p0 = 0, p1 = 0, p2 = 0, p3 = 0, p4 = 0, p5 = 0, p6 = 0, p7 = 0;
-  // each square at most cap2 (robustPower); with cap2 = Infinity every square as it is
-  const sq = (w: number): number => (w * w < cap2 ? w * w : cap2);
-  let i = 0;
-  for (; i + 8 <= n; i += 8) {
-    p0 += sq(data[i]!);
-    p1 += sq(data[i + 1]!);
-    p2 += sq(data[i + 2]!);
-    p3 += sq(data[i + 3]!);
-    p4 += sq(data[i + 4]!);
-    p5 += sq(data[i + 5]!);
-    p6 += sq(data[i + 6]!);
-    p7 += sq(data[i + 7]!);
-  }
-  // the last n mod 8 elements, each in its partial (i mod 8)
-  if (i < n) p0 += sq(data[i]!);
-  if (i + 1 < n) p1 += sq(data[i + 1]!);
-  if (i + 2 < n) p2 += sq(data[i + 2]!);
-  if (i + 3 < n) p3 += sq(data[i + 3]!);
-  if (i + 4 < n) p4 += sq(data[i + 4]!);
-  if (i + 5 < n) p5 += sq(data[i + 5]!);
-  if (i + 6 < n) p6 += sq(data[i + 6]!);
-  return (((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7))) / n;
-}
-
-/** At most this share of the weights lies above robustPower's cap. */
-const ROBUST_TOP_SHARE = 1 / 1024;
-
-/**
- * The rd policy's unit of distortion (one lambda then means the same for every tensor): the
- * tensor power with each square capped at 4^k, for 2^k the smallest power of two that at most
- * n / 1024 of the |w| reach (binary exponents counted from the float32 bits: exact). A few
- * outliers (a single 1e6 among unit weights) would otherwise make the rest of the tensor's
- * error look free, and every block would take the fewest bits.
- */
-export function robustPower(data: Float32Array): number {
-  const words = new Uint32Array(data.buffer, data.byteOffset, data.length);
-  const perExponent = new Float64Array(256);
-  for (let i = 0; i < words.length; i++) perExponent[(words[i]! >>> 23) & 0xff]!++;
-  let above = 0;
-  let e = 255;
-  while (e > 0 && above + perExponent[e]! <= data.length * ROBUST_TOP_SHARE) above += perExponent[e--]!;
-  // every |w| with exponent field <= e is below 2^(e + 1 - 127): that float32, exactly
-  const cap = e >= 254 ? Infinity : new Float32Array(Uint32Array.of((e + 1) << 23).buffer)[0]!;
-  return tensorPower(data, cap * cap);
-}
-
-/**
- * Jobs of a few macroblock rows each (more chunks than threads, for balance), each holding a view
- * of its rows of `data` (a worker pool copies them when a worker takes the job).
- */
-export function makeJobs(data: Float32Array, shape: Shape, base: Omit<BlockJob, "data" | "tileRowStart" | "tileRowEnd" | "shape">, chunks: number): BlockJob[] {
-  const { tilesY } = tilesOf(shape);
-  const n = Math.max(1, Math.min(tilesY, chunks));
-  const jobs: BlockJob[] = [];
-  for (let c = 0; c < n; c++) {
-    const t0 = Math.floor((c * tilesY) / n);
-    const t1 = Math.floor(((c + 1) * tilesY) / n);
-    if (t1 <= t0) continue;
-    const r0 = t0 * MACROBLOCK;
-    const r1 = Math.min(t1 * MACROBLOCK, shape[0]);
-    jobs.push({ ...base, shape, tileRowStart: t0, tileRowEnd: t1, data: data.subarray(r0 * shape[1], r1 * shape[1]) });
-  }
-  return jobs;
-}
-
-/** Per-tensor analysis for rate control: per-node errors of every block. */
+/** Per-tensor analysis for rate control: per-node errors of every block, and the tensor's power. */
 export interface TensorAnalysis {
   shape: Shape;
   policy: Policy;
   blockCount: number;
   stats: Float64Array;
+  /** the jobs' tensorPower (powerOf): the encode that follows needs no pass for it */
+  power: number;
 }
 
 export async function analyzeTensor(data: Float32Array, shape: Shape, opts: EncodeOptions = {}): Promise<TensorAnalysis> {
+  return analyzeRows(arrayRows(data, shape), opts);
+}
+
+/** Rate-control statistics of a tensor read band by band (the bands in order, a few at a time). */
+export async function analyzeRows(src: TensorRows, opts: EncodeOptions = {}): Promise<TensorAnalysis> {
+  const { shape } = src;
   const policy = resolvePolicy(opts);
-  const power = powerFor(policy, data, shape);
+  const power = await powerOf(policy, src);
   const fit = resolveFit("v2", opts.fit, policy);
-  const chunks = opts.pool ? opts.pool.threads * 4 : 1;
-  const jobs = makeJobs(data, shape, { profile: "v2", fit, quadtree: resolveQuadtree(opts.quadtree), tensorPower: power, policy, distortion: opts.distortion ?? "mse" }, chunks);
-  const parts = await runChunks("stats", jobs, opts.pool);
   const { tilesY, tilesX } = tilesOf(shape);
-  const stats = new Float64Array(tilesY * tilesX * 3 * NODES_PER_BLOCK);
-  let at = 0;
-  for (const p of parts) {
-    stats.set(p, at);
-    at += p.length;
-  }
-  return { shape, policy, blockCount: tilesY * tilesX, stats };
+  const stats = new Float64Array(tilesY * tilesX * NODE_STATS * NODES_PER_BLOCK);
+  const base = { profile: "v2" as const, fit, quadtree: resolveQuadtree(opts.quadtree), tensorPower: power, policy, distortion: opts.distortion ?? "mse" };
+  await runJobs("stats", src, base, opts.pool, (job, part) => stats.set(part, job.tileRowStart * tilesX * NODE_STATS * NODES_PER_BLOCK));
+  return { shape, policy, blockCount: tilesY * tilesX, stats, power };
 }
 
 /** Most the rd policy's unit exceeds robustPower: a few outliers cannot make it larger. */
@@ -213,11 +127,13 @@ const RD_UNIT_OVER_ROBUST = 4;
  * The jobs' tensorPower: the threshold policy's (spec), or the rd policy's unit of distortion:
  * the tensor's power, but at most RD_UNIT_OVER_ROBUST x robustPower. (robustPower alone cost
  * Silero VAD 0.55 dB at 4 bpw: it weights heavy-tailed tensors more than the model's SNR does.)
+ * One pass over the rows (checked finite), and for rd a second for the capped power.
  */
-function powerFor(policy: Policy, data: Float32Array, shape: Shape): number {
-  const power = checkedTensorPower(data, shape);
-  if (policy === "spec") return power;
-  const robust = robustPower(data);
+async function powerOf(policy: Policy, src: TensorRows): Promise<number> {
+  const exponents = policy === "rd" ? new ExponentCounts() : undefined;
+  const power = await checkedPower(src, exponents);
+  if (!exponents) return power;
+  const robust = await cappedPower(src, exponents.cap2());
   return power < RD_UNIT_OVER_ROBUST * robust ? power : RD_UNIT_OVER_ROBUST * robust;
 }
 
@@ -264,6 +180,42 @@ export function searchLambda(analyses: readonly TensorAnalysis[], targetBits: nu
 }
 
 export async function encodeTensor(data: Float32Array, shape: Shape, opts: EncodeOptions = {}): Promise<EncodedTensor> {
+  const src = arrayRows(data, shape);
+  const decoded = new Float32Array(data.length);
+  const { bytes, stats } = await encodeRowsTargeted(src, opts, rowsOfJob(decoded, shape));
+  return { bytes, decoded, stats };
+}
+
+export interface BandEncodeOptions extends EncodeOptions {
+  /** the exact decode, band by band in row order: (first row, its rows' values, row-major) */
+  onDecodedRows?: (row0: number, values: Float32Array) => void;
+  /** rows per read and per job, a multiple of 64 (default: about 2 MiB of float32 per band) */
+  bandRows?: number;
+}
+
+export interface EncodedTensorBands {
+  bytes: Uint8Array;
+  stats: TensorStats;
+}
+
+/**
+ * encodeTensor for a tensor read band by band: readRows(row0, rowCount) gives those rows
+ * (row-major float32, an array the encoder may keep), asked for in row order, once per pass
+ * (twice more with policy rd, once more with bpw). The same bytes and statistics as encodeTensor
+ * on the whole array, for every policy, option and thread count; in memory at a time: a few
+ * bands (two per thread with a pool), the container, and with bpw the rate-control statistics.
+ */
+export async function encodeTensorBands(readRows: RowSource, shape: Shape, opts: BandEncodeOptions = {}): Promise<EncodedTensorBands> {
+  return encodeRowsTargeted(bandedRows(readRows, shape, opts.bandRows), opts, undefined, opts.onDecodedRows);
+}
+
+/** Where a job's decode goes in the tensor-sized `decoded`. */
+function rowsOfJob(decoded: Float32Array, shape: Shape): (job: BlockJob) => Float32Array {
+  return (job) => decoded.subarray(job.tileRowStart * MACROBLOCK * shape[1], Math.min(job.tileRowEnd * MACROBLOCK, shape[0]) * shape[1]);
+}
+
+/** Rate control (bpw) if asked for, then the encode. */
+async function encodeRowsTargeted(src: TensorRows, opts: EncodeOptions, decodedInto?: (job: BlockJob) => Float32Array, onDecodedRows?: BandEncodeOptions["onDecodedRows"]): Promise<EncodedTensorBands> {
   const profile = opts.profile ?? "v2";
   if (profile !== "v1" && profile !== "v2") throw new Sgfp4Error("INVALID_ARGUMENT", `profile must be v1 or v2, got ${String(profile)}`);
   let lambda: number | undefined;
@@ -271,103 +223,51 @@ export async function encodeTensor(data: Float32Array, shape: Shape, opts: Encod
   if (opts.bpw !== undefined) {
     if (profile !== "v2") throw new Sgfp4Error("INVALID_ARGUMENT", "rate control (bpw) needs the v2 profile; v1 is always 4.02 bits per weight");
     if (!(opts.bpw > 0)) throw new Sgfp4Error("INVALID_ARGUMENT", `bpw must be > 0, got ${opts.bpw}`);
-    analysis = await analyzeTensor(data, shape, opts);
-    lambda = searchLambda([analysis], opts.bpw * shape[0] * shape[1]);
+    analysis = await analyzeRows(src, opts);
+    lambda = searchLambda([analysis], opts.bpw * src.shape[0] * src.shape[1]);
   }
-  return encodeTensorWith(data, shape, opts, lambda, analysis);
+  return encodeRows(src, opts, lambda, analysis, decodedInto, onDecodedRows);
 }
 
 /** Encode with a known rate-control lambda and analysis (model-level rate control), or the threshold policy. */
 export async function encodeTensorWith(data: Float32Array, shape: Shape, opts: EncodeOptions, lambda?: number, analysis?: TensorAnalysis): Promise<EncodedTensor> {
+  const decoded = new Float32Array(data.length);
+  const { bytes, stats } = await encodeRows(arrayRows(data, shape), opts, lambda, analysis, rowsOfJob(decoded, shape));
+  return { bytes, decoded, stats };
+}
+
+/**
+ * The encode pass over a tensor's rows (and before it the passes for its power, unless the
+ * analysis brings it). Each job's decode goes to decodedInto(job) when given (else an array of
+ * its own), then to onDecodedRows, in row order.
+ */
+export async function encodeRows(
+  src: TensorRows,
+  opts: EncodeOptions,
+  lambda?: number,
+  analysis?: TensorAnalysis,
+  decodedInto?: (job: BlockJob) => Float32Array,
+  onDecodedRows?: BandEncodeOptions["onDecodedRows"],
+): Promise<EncodedTensorBands> {
+  const { shape } = src;
   const profile = opts.profile ?? "v2";
   const policy = resolvePolicy(opts);
-  const power = powerFor(policy, data, shape);
+  const power = analysis && analysis.policy === policy ? analysis.power : await powerOf(policy, src);
   const fit = resolveFit(profile, opts.fit, policy);
   const quadtree = resolveQuadtree(opts.quadtree);
-  const chunks = opts.pool ? opts.pool.threads * 4 : Math.ceil(shape[0] / MACROBLOCK);
-  const jobs = makeJobs(data, shape, { profile, fit, quadtree, tensorPower: power, policy, distortion: opts.distortion ?? "mse" }, chunks);
   const { tilesX } = tilesOf(shape);
   // the rd policy always decides by a lambda; without a target, the given or default one
   if (profile === "v2" && policy === "rd" && lambda === undefined) lambda = opts.lambda ?? DEFAULT_LAMBDA;
-  if (lambda !== undefined && profile === "v2") {
-    for (const j of jobs) {
-      const per = NODE_STATS * NODES_PER_BLOCK;
-      j.rd = { lambda, ...(analysis ? { stats: analysis.stats.slice(j.tileRowStart * tilesX * per, j.tileRowEnd * tilesX * per) } : {}) };
-    }
-  }
-  // each job decodes its own rows: jobs run here write them in place, a worker's are copied in as they arrive
-  const decoded = new Float32Array(shape[0] * shape[1]);
-  const rowsOf = (job: BlockJob): Float32Array => {
-    const start = job.tileRowStart * MACROBLOCK * shape[1];
-    return decoded.subarray(start, start + job.data.length);
-  };
-  const parts = await runChunks("encode", jobs, opts.pool, (done) => opts.onProgress?.(done, jobs.length), rowsOf);
-  const bytes = profile === "v1" ? joinV1(shape, parts) : assembleV2(shape, parts.flatMap(recordsOf));
-  return { bytes, decoded, stats: { ...measureStats(data.length, parts, bytes.length, profile), ...(lambda !== undefined ? { lambda } : {}) } };
-}
-
-/** A v2 job's records: views of its bytes, one per block. */
-function recordsOf(p: EncodedRows): Uint8Array[] {
-  const out: Uint8Array[] = [];
-  let at = 0;
-  for (const length of p.recordBytes) {
-    out.push(p.bytes.subarray(at, at + length));
-    at += length;
-  }
-  return out;
-}
-
-/** The v1 stream of the jobs' blocks (their payloads already packed). */
-function joinV1(shape: Shape, parts: readonly EncodedRows[]): Uint8Array {
-  const blocks = parts.flatMap((p) =>
-    Array.from({ length: p.v1Headers.length / 4 }, (_, b) => {
-      const h = p.v1Headers.subarray(4 * b, 4 * b + 4);
-      return { scaleBits: h[0]!, biasBits: h[1]!, mode: h[2] as 0 | 1, errorHint: h[3] === 1, payload: p.bytes.subarray(V1_PAYLOAD_BYTES * b, V1_PAYLOAD_BYTES * (b + 1)) };
-    }),
-  );
-  return writeV1({ shape, blocks });
-}
-
-/** The tensor's statistics from its jobs' summaries (the jobs measured their own rows). */
-function measureStats(weights: number, parts: readonly EncodedRows[], bytes: number, profile: "v1" | "v2"): TensorStats {
-  // integer counts: the same totals in any order; the sums per block or tile row in raster
-  // order, so the same numbers whatever the job split
-  const counts = new Float64Array(parts[0]?.counts.length ?? 0);
-  let lweSum = 0;
-  let sig = 0;
-  let err = 0;
-  let maxAbsError = 0;
-  for (const p of parts) {
-    if (p.maxAbsError > maxAbsError) maxAbsError = p.maxAbsError;
-    p.counts.forEach((c, k) => (counts[k] = counts[k]! + c));
-    for (const x of p.lweArea) lweSum += x;
-    for (let t = 0; t < p.signalError.length; t += 2) {
-      sig += p.signalError[t]!;
-      err += p.signalError[t + 1]!;
-    }
-  }
-  const modeWeights: [number, number] = [counts[COUNT_FP4_WEIGHTS]!, counts[COUNT_T158_WEIGHTS]!];
-  const area = modeWeights[0] + modeWeights[1];
-  const layouts: Record<string, number> = {};
-  if (profile === "v2") {
-    LAYOUT_NAMES.forEach((name, layout) => {
-      if (counts[COUNT_LAYOUTS + layout]) layouts[name] = counts[COUNT_LAYOUTS + layout]!;
-    });
-  }
-  const leafSizes: Record<string, number> = {};
-  for (let k = 0; k < 5; k++) if (counts[COUNT_LEAVES + k]) leafSizes[String(4 << k)] = counts[COUNT_LEAVES + k]!;
-  return {
-    profile,
-    weights,
-    bytes,
-    bitsPerWeight: (bytes * 8) / weights,
-    snrDb: err === 0 ? Infinity : sig === 0 ? -Infinity : 10 * Math.log10(sig / err),
-    mse: err / weights,
-    lwe: lweSum / area,
-    modeWeights,
-    layouts,
-    leafSizes,
-    clipped: counts[COUNT_CLIPPED]!,
-    maxAbsError,
-  };
+  const per = NODE_STATS * NODES_PER_BLOCK;
+  const rd = lambda !== undefined && profile === "v2" ? lambda : undefined;
+  const withRd = (j: BlockJob): BlockJob => (rd === undefined ? j : { ...j, rd: { lambda: rd, ...(analysis ? { stats: analysis.stats.slice(j.tileRowStart * tilesX * per, j.tileRowEnd * tilesX * per) } : {}) } });
+  const assembly = new TensorAssembly(shape, profile);
+  const base = { profile, fit, quadtree, tensorPower: power, policy, distortion: opts.distortion ?? "mse" } as const;
+  await runJobs("encode", src, base, opts.pool, (job, part, i, n) => {
+    onDecodedRows?.(job.tileRowStart * MACROBLOCK, part.decoded);
+    assembly.add(part);
+    opts.onProgress?.(i + 1, n);
+  }, withRd, decodedInto);
+  const bytes = assembly.bytes();
+  return { bytes, stats: { ...assembly.stats(bytes.length), ...(lambda !== undefined ? { lambda } : {}) } };
 }

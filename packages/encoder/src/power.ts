@@ -1,0 +1,120 @@
+/**
+ * The tensor's power (mean w^2) and the rd policy's robust power, computed over the tensor's
+ * values in one or several consecutive pieces (bands of rows read from a file) with the same
+ * result to the bit: the definition follows the element's index in the tensor, not the piece.
+ */
+
+/**
+ * Sum of w^2 as eight partial sums (element i of the tensor in partial i mod 8, each in index
+ * order) added as ((p0 + p1) + (p2 + p3)) + ((p4 + p5) + (p6 + p7)): every term is exact (a
+ * float32 squared fits a double), and eight independent additions run several times faster than
+ * one chain, which waits on each addition. Values are added in index order, in pieces of any
+ * length: a piece starting at index s continues partial (s + j) mod 8 with its element j.
+ * cap2: each square at most cap2 (robustPower); Infinity: every square as it is.
+ */
+export class PowerSum {
+  private readonly p = new Float64Array(8);
+  private count = 0;
+
+  constructor(private readonly cap2 = Infinity) {}
+
+  add(data: Float32Array): this {
+    const n = data.length;
+    const cap2 = this.cap2;
+    const sq = (w: number): number => (w * w < cap2 ? w * w : cap2);
+    const p = this.p;
+    const s = this.count & 7;
+    // local partial j is the tensor's partial (s + j) mod 8
+    let p0 = p[s]!, p1 = p[(s + 1) & 7]!, p2 = p[(s + 2) & 7]!, p3 = p[(s + 3) & 7]!;
+    let p4 = p[(s + 4) & 7]!, p5 = p[(s + 5) & 7]!, p6 = p[(s + 6) & 7]!, p7 = p[(s + 7) & 7]!;
+    let i = 0;
+    for (; i + 8 <= n; i += 8) {
+      p0 += sq(data[i]!);
+      p1 += sq(data[i + 1]!);
+      p2 += sq(data[i + 2]!);
+      p3 += sq(data[i + 3]!);
+      p4 += sq(data[i + 4]!);
+      p5 += sq(data[i + 5]!);
+      p6 += sq(data[i + 6]!);
+      p7 += sq(data[i + 7]!);
+    }
+    // the last n mod 8 elements, each in its partial
+    if (i < n) p0 += sq(data[i]!);
+    if (i + 1 < n) p1 += sq(data[i + 1]!);
+    if (i + 2 < n) p2 += sq(data[i + 2]!);
+    if (i + 3 < n) p3 += sq(data[i + 3]!);
+    if (i + 4 < n) p4 += sq(data[i + 4]!);
+    if (i + 5 < n) p5 += sq(data[i + 5]!);
+    if (i + 6 < n) p6 += sq(data[i + 6]!);
+    p[s] = p0;
+    p[(s + 1) & 7] = p1;
+    p[(s + 2) & 7] = p2;
+    p[(s + 3) & 7] = p3;
+    p[(s + 4) & 7] = p4;
+    p[(s + 5) & 7] = p5;
+    p[(s + 6) & 7] = p6;
+    p[(s + 7) & 7] = p7;
+    this.count += n;
+    return this;
+  }
+
+  /** The pairwise total of the eight partials: finite exactly when every value added was. */
+  sum(): number {
+    const p = this.p;
+    return ((p[0]! + p[1]!) + (p[2]! + p[3]!)) + ((p[4]! + p[5]!) + (p[6]! + p[7]!));
+  }
+
+  /** mean(w^2) of the values added. */
+  mean(): number {
+    return this.sum() / this.count;
+  }
+}
+
+/**
+ * mean(w^2) of the tensor, defined by PowerSum: eight partial sums by index mod 8, added pairwise
+ * (this pass runs before any worker starts: a third of a 16-thread encode with a single chain).
+ */
+export function tensorPower(data: Float32Array, cap2 = Infinity): number {
+  return new PowerSum(cap2).add(data).mean();
+}
+
+/** At most this share of the weights lies above robustPower's cap. */
+const ROBUST_TOP_SHARE = 1 / 1024;
+
+/** How many |w| have each float32 exponent field (exact integer counts: any order of pieces). */
+export class ExponentCounts {
+  private readonly perExponent = new Float64Array(256);
+  private count = 0;
+
+  add(data: Float32Array): this {
+    const words = new Uint32Array(data.buffer, data.byteOffset, data.length);
+    const perExponent = this.perExponent;
+    for (let i = 0; i < words.length; i++) perExponent[(words[i]! >>> 23) & 0xff]!++;
+    this.count += data.length;
+    return this;
+  }
+
+  /**
+   * robustPower's cap on a square: 4^k, for 2^k the smallest power of two that at most n / 1024
+   * of the |w| reach (Infinity when that is beyond the float32 range).
+   */
+  cap2(): number {
+    const perExponent = this.perExponent;
+    let above = 0;
+    let e = 255;
+    while (e > 0 && above + perExponent[e]! <= this.count * ROBUST_TOP_SHARE) above += perExponent[e--]!;
+    // every |w| with exponent field <= e is below 2^(e + 1 - 127): that float32, exactly
+    const cap = e >= 254 ? Infinity : new Float32Array(Uint32Array.of((e + 1) << 23).buffer)[0]!;
+    return cap * cap;
+  }
+}
+
+/**
+ * The rd policy's unit of distortion (one lambda then means the same for every tensor): the
+ * tensor power with each square capped at ExponentCounts.cap2 (binary exponents counted from the
+ * float32 bits: exact). A few outliers (a single 1e6 among unit weights) would otherwise make
+ * the rest of the tensor's error look free, and every block would take the fewest bits.
+ */
+export function robustPower(data: Float32Array): number {
+  return tensorPower(data, new ExponentCounts().add(data).cap2());
+}

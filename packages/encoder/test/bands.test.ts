@@ -1,0 +1,97 @@
+import { sha256Hex, type Shape } from "@sgfp4/format";
+import { afterAll, describe, expect, it } from "vitest";
+import { WorkerPool } from "../src/parallel.js";
+import { PowerSum, tensorPower } from "../src/power.js";
+import { synthetic } from "../src/random.js";
+import { encodeTensor, encodeTensorBands, type EncodeOptions } from "../src/tensor.js";
+
+/** A row source over `data` that hands out fresh copies and records what it was asked for. */
+function rowSource(data: Float32Array, cols: number) {
+  const asked: [number, number][] = [];
+  const read = async (r0: number, n: number): Promise<Float32Array> => {
+    asked.push([r0, n]);
+    return data.slice(r0 * cols, (r0 + n) * cols);
+  };
+  return { read, asked };
+}
+
+const concat = (parts: { row0: number; values: Float32Array }[], length: number, cols: number): Float32Array => {
+  const out = new Float32Array(length).fill(Number.NaN);
+  let next = 0;
+  for (const { row0, values } of parts) {
+    expect(row0).toBe(next); // in row order, each row once
+    out.set(values, row0 * cols);
+    next = row0 + values.length / cols;
+  }
+  return out;
+};
+
+describe("banded encode (encodeTensorBands)", () => {
+  const pool2 = new WorkerPool(2);
+  afterAll(async () => {
+    await pool2.close();
+  });
+  // ragged: 4 x 5 macroblocks, the last row and column partial; student-t gives MIXED records
+  const shape: Shape = [250, 301];
+  const data = synthetic("student-t", 250, 301, 5);
+  const settings: [string, EncodeOptions][] = [
+    ["rd (default)", {}],
+    ["rd, lwe", { distortion: "lwe" }],
+    ["spec", { policy: "spec" }],
+    ["v1", { profile: "v1" }],
+    ["rd, bpw 3", { bpw: 3 }],
+    ["spec, bpw 4.5", { policy: "spec", bpw: 4.5 }],
+  ];
+  for (const [label, opts] of settings) {
+    for (const threads of [1, 2]) {
+      it(`${label}, ${threads} thread(s): the bytes, statistics and decode of encodeTensor on the whole array`, async () => {
+        const pool = threads > 1 ? pool2 : undefined;
+        const whole = await encodeTensor(data, shape, { ...opts, ...(pool ? { pool } : {}) });
+        const src = rowSource(data, shape[1]);
+        const decoded: { row0: number; values: Float32Array }[] = [];
+        const banded = await encodeTensorBands(src.read, shape, { ...opts, ...(pool ? { pool } : {}), bandRows: 64, onDecodedRows: (row0, values) => decoded.push({ row0, values: values.slice() }) });
+        expect(sha256Hex(banded.bytes)).toBe(sha256Hex(whole.bytes));
+        expect(banded.stats).toEqual(whole.stats);
+        expect(Buffer.from(concat(decoded, data.length, shape[1]).buffer).equals(Buffer.from(whole.decoded.buffer))).toBe(true);
+        // it read bands only, every pass in row order from row 0
+        expect(Math.max(...src.asked.map(([, n]) => n))).toBe(64);
+        const passes = src.asked.filter(([r0]) => r0 === 0).length;
+        const expected = (opts.policy === "spec" ? 1 : 2) + (opts.bpw !== undefined ? 1 : 0) + 1; // power (+ capped power), analysis, encode
+        expect(passes).toBe(expected);
+      }, 30_000);
+    }
+  }
+  it("refuses a source that gives the wrong number of values, and non-finite values with their index", async () => {
+    await expect(encodeTensorBands(async (_r0, n) => new Float32Array(n * 10 - 1), [64, 10])).rejects.toThrow(/readRows\(0, 64\) gave 639 values/);
+    const bad = synthetic("gaussian", 130, 10, 1);
+    bad[1000] = Number.NaN;
+    await expect(encodeTensorBands(rowSource(bad, 10).read, [130, 10], { bandRows: 64 })).rejects.toThrow(/tensor value 1000 is NaN/);
+    await expect(encodeTensorBands(rowSource(bad, 10).read, [130, 10], { bandRows: 65 })).rejects.toThrow(/multiple of 64/);
+  });
+});
+
+describe("PowerSum", () => {
+  it("gives tensorPower's bits for the values added in pieces of any length", () => {
+    // 2^27 at index 0 and 8 then ones (see tensor.test.ts): the result depends on which partial
+    // each value is in, so a piece that restarted the partials at its own index 0 would differ
+    const data = new Float32Array(203).map((_, i) => (i % 8 === 0 && i < 16 ? 2 ** 27 : 1 + (i % 5) * 0.1));
+    const whole = tensorPower(data);
+    for (const cuts of [[1], [3, 7, 100], [5, 6, 13, 202], [8, 16, 64]]) {
+      const s = new PowerSum();
+      let at = 0;
+      for (const c of [...cuts, data.length]) {
+        s.add(data.subarray(at, c));
+        at = c;
+      }
+      expect(s.mean()).toBe(whole);
+    }
+    // partials by the index within each piece would not: the test can tell
+    const p = new Float64Array(8);
+    let at = 0;
+    for (const c of [3, 7, 100, data.length]) {
+      for (let j = at; j < c; j++) p[(j - at) & 7] = p[(j - at) & 7]! + data[j]! * data[j]!;
+      at = c;
+    }
+    expect((p[0]! + p[1]! + (p[2]! + p[3]!) + (p[4]! + p[5]! + (p[6]! + p[7]!))) / data.length).not.toBe(whole);
+  });
+});
