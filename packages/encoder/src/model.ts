@@ -4,13 +4,13 @@
  * (a passthrough safetensors file, or the ONNX model without the encoded raw_data); the manifest
  * with both sha256 per tensor and the source layout. Written whole or not at all (outdir.ts).
  */
+import { createHash } from "node:crypto";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   MANIFEST_FORMAT,
   MANIFEST_VERSION,
   Sgfp4Error,
-  decodedSha256,
   serializeManifest,
   sha256Hex,
   type ManifestTensor,
@@ -21,10 +21,11 @@ import { spliceOnnx } from "./onnx.js";
 import { abandonOut, finishOut, prepareOut } from "./outdir.js";
 import { encoderPackage } from "./package-info.js";
 import { WorkerPool } from "./parallel.js";
-import { fileSha256, isFloatDtype, readTensorBytes, readTensorFloat32, writeSafetensors, type TensorEntry } from "./safetensors.js";
+import { bandedRows, type RowSource, type TensorRows } from "./bands.js";
+import { fileSha256, float32LeBytes, isFloatDtype, readTensorBytes, withTensorRows, writeSafetensors, type TensorEntry } from "./safetensors.js";
 import { PART_FILE, PART_FORMAT, PART_VERSION, assembleManifest, assignShards, round4, type ManifestPart, type ModelManifest } from "./shards.js";
 import { openModelSource, type ModelSource, type SourceLayout, type SourceTensor } from "./source.js";
-import { LAMBDA_MAX, analyzeTensor, bytesAtLambda, encodeTensorWith, searchLambda, type EncodeOptions, type EncodedTensor, type TensorAnalysis } from "./tensor.js";
+import { LAMBDA_MAX, analyzeRows, bytesAtLambda, encodeRows, searchLambda, type EncodeOptions, type EncodedTensorBands, type TensorAnalysis } from "./tensor.js";
 
 
 export interface ModelEncodeOptions {
@@ -99,12 +100,31 @@ export function planTensors(source: ModelSource, opts: ModelEncodeOptions): { to
   return { toEncode, toPass };
 }
 
-/** The first value that is not finite, named by file, tensor, index, row and column. */
-function checkFinite(t: SourceTensor, data: Float32Array, cols: number): void {
-  for (let i = 0; i < data.length; i++) {
-    const v = data[i]!;
+/** The first value of a band (starting at value `first` of the tensor) that is not finite, named by file, tensor, index, row and column. */
+function checkFinite(t: SourceTensor, data: Float32Array, cols: number, first: number): void {
+  for (let j = 0; j < data.length; j++) {
+    const v = data[j]!;
+    const i = first + j;
     if (v - v !== 0) throw new Sgfp4Error("INVALID_ARGUMENT", `${t.path}: tensor ${t.name}: value ${i} (row ${Math.floor(i / cols)}, column ${i % cols}) is ${v}; only finite weights can be encoded (--exclude the tensor to keep it as it is)`);
   }
+}
+
+const shapeOf = (t: TensorEntry): Shape => [t.shape[0]!, numel(t.shape) / t.shape[0]!];
+
+/**
+ * use(rows) with the tensor read from its file band by band (each band checked finite), so that
+ * no pass holds more than a few bands of it.
+ */
+function withRows<T>(t: SourceTensor, use: (rows: TensorRows) => Promise<T>): Promise<T> {
+  const shape = shapeOf(t);
+  return withTensorRows(t.path, t, shape[1], (read) => {
+    const checked: RowSource = async (row0, n) => {
+      const band = await read(row0, n);
+      checkFinite(t, band, shape[1], row0 * shape[1]);
+      return band;
+    };
+    return use(bandedRows(checked, shape));
+  });
 }
 
 export async function encodeModel(input: string, outDir: string, opts: ModelEncodeOptions = {}): Promise<ModelEncodeResult> {
@@ -126,32 +146,28 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
   let pool: WorkerPool | undefined;
   try {
     pool = threads > 1 ? new WorkerPool(threads) : undefined;
-    const shapeOf = (t: TensorEntry): Shape => [t.shape[0]!, numel(t.shape) / t.shape[0]!];
-    const load = async (t: SourceTensor) => {
-      const data = await readTensorFloat32(t.path, t);
-      checkFinite(t, data, shapeOf(t)[1]);
-      return data;
-    };
     const { policy, distortion, lambda: givenLambda } = opts;
     const rdOptions = { ...(policy ? { policy } : {}), ...(distortion ? { distortion } : {}), ...(givenLambda !== undefined ? { lambda: givenLambda } : {}) };
     const encOpts: EncodeOptions = { profile, ...rdOptions, ...(opts.fit ? { fit: opts.fit } : {}), ...(opts.quadtree ? { quadtree: opts.quadtree } : {}), ...(pool ? { pool } : {}) };
-    const { lambda, analyses } = opts.bpw !== undefined ? await rateControl(toEncode, opts.bpw, total, (t) => load(t), shapeOf, encOpts, opts.onProgress) : { lambda: undefined, analyses: new Map<string, TensorAnalysis>() };
+    const { lambda, analyses } = opts.bpw !== undefined ? await rateControl(toEncode, opts.bpw, total, encOpts, opts.onProgress) : { lambda: undefined, analyses: new Map<string, TensorAnalysis>() };
     const partTotal = mine.reduce((s, { t }) => s + numel(t.shape), 0);
     const tensors: ManifestPart["tensors"] = [];
     let bytesTotal = 0;
     let done = 0;
     for (const { t, index } of mine) {
       const shape = shapeOf(t);
-      const data = await load(t);
       const base = lambda !== undefined ? partTotal / 2 : 0;
       const scale = lambda !== undefined ? 0.5 : 1;
-      const r = await encodeTensorWith(data, shape, { ...encOpts, onProgress: (d, n) => opts.onProgress?.(base + scale * (done + (numel(t.shape) * d) / n), partTotal, t.name) }, lambda, analyses.get(t.name));
+      // the decode is hashed band by band (the manifest's sha256.decoded), never held whole
+      const decoded = createHash("sha256");
+      const tensorOpts = { ...encOpts, onProgress: (d: number, n: number) => opts.onProgress?.(base + scale * (done + (numel(t.shape) * d) / n), partTotal, t.name) };
+      const r = await withRows(t, (rows) => encodeRows(rows, tensorOpts, lambda, analyses.get(t.name), undefined, (_row0, values) => decoded.update(float32LeBytes(values))));
       analyses.delete(t.name);
       const rel = containerFileName(index, t.name, profile);
       await writeFile(join(work.tmp, rel), r.bytes);
       bytesTotal += r.bytes.length;
       done += numel(t.shape);
-      tensors.push({ index, entry: manifestEntry(t, rel, profile, shape, r) });
+      tensors.push({ index, entry: manifestEntry(t, rel, profile, shape, r, decoded.digest("hex")) });
     }
     const part: ManifestPart = {
       format: PART_FORMAT,
@@ -189,7 +205,7 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
   }
 }
 
-function manifestEntry(t: SourceTensor, rel: string, profile: Profile, shape: Shape, r: EncodedTensor): ManifestTensor {
+function manifestEntry(t: SourceTensor, rel: string, profile: Profile, shape: Shape, r: EncodedTensorBands, decodedSha256: string): ManifestTensor {
   const s = r.stats;
   return {
     name: t.name,
@@ -198,7 +214,7 @@ function manifestEntry(t: SourceTensor, rel: string, profile: Profile, shape: Sh
     shape: [shape[0], shape[1]],
     ...(t.shape.length !== 2 ? { originalShape: [...t.shape] } : {}),
     dtype: t.dtype,
-    sha256: { container: sha256Hex(r.bytes), decoded: decodedSha256(r.decoded) },
+    sha256: { container: sha256Hex(r.bytes), decoded: decodedSha256 },
     stats: {
       bitsPerWeight: round4(s.bitsPerWeight),
       snrDb: round4(s.snrDb),
@@ -219,15 +235,13 @@ async function rateControl(
   toEncode: readonly SourceTensor[],
   bpw: number,
   total: number,
-  load: (t: SourceTensor) => Promise<Float32Array>,
-  shapeOf: (t: TensorEntry) => Shape,
   encOpts: EncodeOptions,
   onProgress: ModelEncodeOptions["onProgress"],
 ): Promise<{ lambda: number; analyses: Map<string, TensorAnalysis> }> {
   const analyses = new Map<string, TensorAnalysis>();
   let done = 0;
   for (const t of toEncode) {
-    analyses.set(t.name, await analyzeTensor(await load(t), shapeOf(t), encOpts));
+    analyses.set(t.name, await withRows(t, (rows) => analyzeRows(rows, encOpts)));
     done += numel(t.shape);
     onProgress?.(done / 2, total, t.name);
   }

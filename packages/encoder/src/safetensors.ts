@@ -36,14 +36,18 @@ const bad = (path: string, why: string): never => {
   throw new Sgfp4Error("INVALID_ARGUMENT", `${path}: ${why}`);
 };
 
-async function readExactly(fh: FileHandle, length: number, position: number, path: string): Promise<Buffer> {
-  const buf = Buffer.alloc(length);
-  let got = 0;
-  while (got < length) {
-    const { bytesRead } = await fh.read(buf, got, length - got, position + got);
-    if (bytesRead === 0) bad(path, `file ends at byte ${position + got}, expected ${length} bytes from ${position}`);
+/** Fills `into` with the file's bytes from `position` (in reads of at most 1 GiB, the most one read takes). */
+async function readInto(fh: FileHandle, into: Uint8Array, position: number, path: string): Promise<void> {
+  for (let got = 0; got < into.length; ) {
+    const { bytesRead } = await fh.read(into, got, Math.min(into.length - got, 1 << 30), position + got);
+    if (bytesRead === 0) bad(path, `file ends at byte ${position + got}, expected ${into.length} bytes from ${position}`);
     got += bytesRead;
   }
+}
+
+async function readExactly(fh: FileHandle, length: number, position: number, path: string): Promise<Buffer> {
+  const buf = Buffer.alloc(length);
+  await readInto(fh, buf, position, path);
   return buf;
 }
 
@@ -190,24 +194,34 @@ export async function readTensorBytes(path: string, t: TensorEntry): Promise<Uin
 const littleEndianHost = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /**
- * One float tensor as float32 values. F32 on a little-endian host is read straight into the
- * result (one tensor-sized buffer, not two); F16/BF16 are read, then widened.
+ * Reads a float tensor of `cols` columns by rows: use(read) gets read(row0, rowCount), which reads
+ * only those rows' bytes and gives them as a new float32 array (F32 on a little-endian host read
+ * straight into it; F16 / BF16 / big-endian converted band by band). The file stays open for use.
  */
-export async function readTensorFloat32(path: string, t: TensorEntry): Promise<Float32Array> {
-  if (t.dtype !== "F32" || !littleEndianHost) return toFloat32(await readTensorBytes(path, t), t.dtype, t.name);
-  const out = new Float32Array((t.end - t.start) / 4);
+export async function withTensorRows<T>(path: string, t: TensorEntry, cols: number, use: (read: (row0: number, rowCount: number) => Promise<Float32Array>) => Promise<T>): Promise<T> {
+  const elementBytes = DTYPE_BYTES[t.dtype]!;
+  if (!isFloatDtype(t.dtype)) bad(path, `tensor ${t.name}: unsupported dtype ${t.dtype}`);
   const fh = await open(path, "r");
   try {
-    const view = new Uint8Array(out.buffer);
-    for (let got = 0; got < view.length; ) {
-      const { bytesRead } = await fh.read(view, got, Math.min(view.length - got, 1 << 30), t.start + got);
-      if (bytesRead === 0) bad(path, `file ends at byte ${t.start + got}, tensor ${t.name} needs bytes up to ${t.end}`);
-      got += bytesRead;
-    }
+    return await use(async (row0, rowCount) => {
+      const position = t.start + row0 * cols * elementBytes;
+      const length = rowCount * cols * elementBytes;
+      if (position + length > t.end) throw new RangeError(`rows ${row0}..${row0 + rowCount} of tensor ${t.name} are past its data`);
+      if (t.dtype === "F32" && littleEndianHost) {
+        const out = new Float32Array(rowCount * cols);
+        await readInto(fh, new Uint8Array(out.buffer), position, path);
+        return out;
+      }
+      return toFloat32(await readExactly(fh, length, position, path), t.dtype, t.name);
+    });
   } finally {
     await fh.close();
   }
-  return out;
+}
+
+/** float32 values as little-endian bytes: a view on a little-endian host, else a converted copy. */
+export function float32LeBytes(values: Float32Array): Uint8Array {
+  return littleEndianHost ? new Uint8Array(values.buffer, values.byteOffset, values.byteLength) : fromFloat32(values, "F32");
 }
 
 /** sha256 of a file, read in chunks (a passthrough file can be large). */
