@@ -3,13 +3,14 @@
  * order: each job's records (or v1 payloads) are kept, its decode and summaries are not, so a
  * banded encode holds the container and a few bands, never the tensor.
  */
-import { LAYOUT_NAMES, V1_PAYLOAD_BYTES, assembleV2, writeV1, type Shape } from "@sgfp4/format";
+import { LAYOUT_NAMES, V1_PAYLOAD_BYTES, v2Prefix, writeV1, type Shape } from "@sgfp4/format";
 import { COUNT_CLIPPED, COUNT_FP4_WEIGHTS, COUNT_LAYOUTS, COUNT_LEAVES, COUNT_T158_WEIGHTS, type EncodedRows } from "./blocks.js";
 import type { TensorStats } from "./tensor.js";
 
 export class TensorAssembly {
-  /** v2: one view per block record; v1: the jobs' headers and payloads */
-  private readonly records: Uint8Array[] = [];
+  /** v2: each job's records (back to back, as the stream holds them) and every record's length; v1: the jobs' headers and payloads */
+  private readonly recordRuns: Uint8Array[] = [];
+  private readonly recordLengths: number[] = [];
   private readonly v1Parts: { headers: Int32Array; payloads: Uint8Array }[] = [];
   // integer counts: the same totals in any order; the sums per block or tile row in raster
   // order, so the same numbers whatever the job split
@@ -28,11 +29,8 @@ export class TensorAssembly {
   add(p: EncodedRows): void {
     if (this.profile === "v1") this.v1Parts.push({ headers: p.v1Headers, payloads: p.bytes });
     else {
-      let at = 0;
-      for (const length of p.recordBytes) {
-        this.records.push(p.bytes.subarray(at, at + length));
-        at += length;
-      }
+      this.recordRuns.push(p.bytes);
+      for (const length of p.recordBytes) this.recordLengths.push(length);
     }
     if (this.counts.length === 0) this.counts = new Float64Array(p.counts.length);
     if (p.maxAbsError > this.maxAbsError) this.maxAbsError = p.maxAbsError;
@@ -44,9 +42,16 @@ export class TensorAssembly {
     }
   }
 
-  /** The container of every job added. */
-  bytes(): Uint8Array {
-    if (this.profile === "v2") return assembleV2(this.shape, this.records);
+  /**
+   * The container of every job added, as consecutive pieces (v2: the header and offset table,
+   * then the jobs' records as they came; nothing copied), to be written or hashed in order.
+   */
+  pieces(): Uint8Array[] {
+    if (this.profile === "v2") return [v2Prefix(this.shape, this.recordLengths), ...this.recordRuns];
+    return [this.v1Bytes()];
+  }
+
+  private v1Bytes(): Uint8Array {
     const blocks = this.v1Parts.flatMap((p) =>
       Array.from({ length: p.headers.length / 4 }, (_, b) => {
         const h = p.headers.subarray(4 * b, 4 * b + 4);

@@ -10,10 +10,12 @@ import type { WorkerPool } from "./parallel.js";
 import { ExponentCounts, PowerSum } from "./power.js";
 
 /**
- * rows [row0, row0 + rowCount) of a row-major float32 tensor: rowCount * columns values. An
- * array the encoder may keep and hand to a worker (read fresh, not a view of a reused buffer).
+ * rows [row0, row0 + rowCount) of a row-major float32 tensor: rowCount * columns values, in an
+ * array the encoder may keep and hand to a worker until it asks for another band. `reuse`, when
+ * given, is an earlier band (or decode) the encoder is done with: the source may fill its first
+ * rowCount * columns values and return that view instead of a new array (no garbage per band).
  */
-export type RowSource = (row0: number, rowCount: number) => Float32Array | Promise<Float32Array>;
+export type RowSource = (row0: number, rowCount: number, reuse?: Float32Array) => Float32Array | Promise<Float32Array>;
 
 export interface TensorRows {
   shape: Shape;
@@ -80,8 +82,8 @@ export function bandedRows(read: RowSource, shape: Shape, bandRows?: number): Te
   if (bandRows !== undefined && !(Number.isSafeInteger(bandRows) && bandRows > 0 && bandRows % MACROBLOCK === 0)) throw new Sgfp4Error("INVALID_ARGUMENT", `bandRows must be a positive multiple of ${MACROBLOCK}, got ${bandRows}`);
   const tiles = bandRows !== undefined ? bandRows / MACROBLOCK : bandTiles(cols);
   const { tilesY } = tilesOf(shape);
-  const checked: RowSource = async (r0, n) => {
-    const v = await read(r0, n);
+  const checked: RowSource = async (r0, n, reuse) => {
+    const v = await read(r0, n, reuse);
     if (!(v instanceof Float32Array) || v.length !== n * cols) throw new Sgfp4Error("INVALID_ARGUMENT", `readRows(${r0}, ${n}) gave ${v instanceof Float32Array ? `${v.length} values` : "no Float32Array"}, rows of [${rows}, ${cols}] need ${n * cols}`);
     return v;
   };
@@ -99,12 +101,15 @@ export function bandedRows(read: RowSource, shape: Shape, bandRows?: number): Te
   };
 }
 
-/** Calls `each` with every band of the tensor, in row order (one band held at a time). */
+/** Calls `each` with every band of the tensor, in row order (one band held at a time, its array reused). */
 export async function forEachBand(src: TensorRows, each: (band: Float32Array, row0: number) => void): Promise<void> {
   const rows = src.shape[0];
+  let spare: Float32Array | undefined;
   for (let r0 = 0; r0 < rows; r0 += src.passRows) {
     const n = Math.min(src.passRows, rows - r0);
-    each(await src.read(r0, n), r0);
+    const band = await src.read(r0, n, spare);
+    each(band, r0);
+    if (src.owned) spare = band;
   }
 }
 
@@ -142,7 +147,9 @@ type ResultOf<K extends Kind> = K extends "stats" ? Float64Array : EncodedRows;
  * Runs one kind of job over the tensor's job ranges, reading each job's rows when it is made;
  * `done` gets the results in job order. Inline without a pool; with one, at most two jobs per
  * thread are read and not yet done, so the bands in memory stay few whatever the tensor's size.
- * decodedInto (encode): where a job's decode goes (its rows' values), else a new array.
+ * decodedInto (encode): where a job's decode goes (its rows' values); without it, one array
+ * reused for every inline job, a worker's own: either is valid only until `done` returns (and a
+ * band source's arrays are reused for the next bands).
  */
 export async function runJobs<K extends Kind>(
   kind: K,
@@ -155,16 +162,27 @@ export async function runJobs<K extends Kind>(
 ): Promise<void> {
   const { shape } = src;
   const ranges = src.jobRanges(pool);
+  // an array the next read may fill: the last inline job's band, or a worker's decode
+  let spare: Float32Array | undefined;
   const make = async ([t0, t1]: [number, number]): Promise<BlockJob> => {
     const r0 = t0 * MACROBLOCK;
     const r1 = Math.min(t1 * MACROBLOCK, shape[0]);
-    const job: BlockJob = { ...base, shape, tileRowStart: t0, tileRowEnd: t1, data: await src.read(r0, r1 - r0) };
+    const job: BlockJob = { ...base, shape, tileRowStart: t0, tileRowEnd: t1, data: await src.read(r0, r1 - r0, spare) };
+    spare = undefined;
     return withJob ? withJob(job) : job;
   };
   if (!pool) {
+    let scratch = new Float32Array(0);
+    const decodeTo = (job: BlockJob): Float32Array => {
+      const given = decodedInto?.(job);
+      if (given) return given;
+      if (scratch.length < job.data.length) scratch = new Float32Array(job.data.length);
+      return scratch.subarray(0, job.data.length);
+    };
     for (const [i, range] of ranges.entries()) {
       const job = await make(range);
-      done(job, (kind === "stats" ? statsBlockRows(job) : encodeBlockRows(job, decodedInto?.(job))) as ResultOf<K>, i, ranges.length);
+      done(job, (kind === "stats" ? statsBlockRows(job) : encodeBlockRows(job, decodeTo(job))) as ResultOf<K>, i, ranges.length);
+      if (src.owned) spare = job.data;
     }
     return;
   }
@@ -182,6 +200,7 @@ export async function runJobs<K extends Kind>(
       }
     }
     done(job, r, finished++, ranges.length);
+    if (kind === "encode" && src.owned && !decodedInto) spare = (r as EncodedRows).decoded;
   };
   try {
     for (const range of ranges) {

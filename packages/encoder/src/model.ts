@@ -164,8 +164,8 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
       const r = await withRows(t, (rows) => encodeRows(rows, tensorOpts, lambda, analyses.get(t.name), undefined, (_row0, values) => decoded.update(float32LeBytes(values))));
       analyses.delete(t.name);
       const rel = containerFileName(index, t.name, profile);
-      await writeFile(join(work.tmp, rel), r.bytes);
-      bytesTotal += r.bytes.length;
+      await writeFile(join(work.tmp, rel), r.container);
+      bytesTotal += r.stats.bytes;
       done += numel(t.shape);
       tensors.push({ index, entry: manifestEntry(t, rel, profile, shape, r, decoded.digest("hex")) });
     }
@@ -205,6 +205,12 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
   }
 }
 
+function piecesSha256(pieces: readonly Uint8Array[]): string {
+  const h = createHash("sha256");
+  for (const p of pieces) h.update(p);
+  return h.digest("hex");
+}
+
 function manifestEntry(t: SourceTensor, rel: string, profile: Profile, shape: Shape, r: EncodedTensorBands, decodedSha256: string): ManifestTensor {
   const s = r.stats;
   return {
@@ -214,7 +220,7 @@ function manifestEntry(t: SourceTensor, rel: string, profile: Profile, shape: Sh
     shape: [shape[0], shape[1]],
     ...(t.shape.length !== 2 ? { originalShape: [...t.shape] } : {}),
     dtype: t.dtype,
-    sha256: { container: sha256Hex(r.bytes), decoded: decodedSha256 },
+    sha256: { container: piecesSha256(r.container), decoded: decodedSha256 },
     stats: {
       bitsPerWeight: round4(s.bitsPerWeight),
       snrDb: round4(s.snrDb),

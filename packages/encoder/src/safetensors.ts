@@ -194,25 +194,31 @@ export async function readTensorBytes(path: string, t: TensorEntry): Promise<Uin
 const littleEndianHost = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
 /**
- * Reads a float tensor of `cols` columns by rows: use(read) gets read(row0, rowCount), which reads
- * only those rows' bytes and gives them as a new float32 array (F32 on a little-endian host read
- * straight into it; F16 / BF16 / big-endian converted band by band). The file stays open for use.
+ * Reads a float tensor of `cols` columns by rows: use(read) gets read(row0, rowCount, reuse?),
+ * which reads only those rows' bytes and gives them as float32 values: in `reuse` (a band the
+ * caller is done with, if long enough), else a new array. F32 on a little-endian host is read
+ * straight into it; F16 / BF16 / big-endian through one byte buffer kept for the next band.
  */
-export async function withTensorRows<T>(path: string, t: TensorEntry, cols: number, use: (read: (row0: number, rowCount: number) => Promise<Float32Array>) => Promise<T>): Promise<T> {
+export async function withTensorRows<T>(path: string, t: TensorEntry, cols: number, use: (read: (row0: number, rowCount: number, reuse?: Float32Array) => Promise<Float32Array>) => Promise<T>): Promise<T> {
   const elementBytes = DTYPE_BYTES[t.dtype]!;
   if (!isFloatDtype(t.dtype)) bad(path, `tensor ${t.name}: unsupported dtype ${t.dtype}`);
   const fh = await open(path, "r");
+  let raw = new Uint8Array(0);
   try {
-    return await use(async (row0, rowCount) => {
+    return await use(async (row0, rowCount, reuse) => {
       const position = t.start + row0 * cols * elementBytes;
-      const length = rowCount * cols * elementBytes;
+      const values = rowCount * cols;
+      const length = values * elementBytes;
       if (position + length > t.end) throw new RangeError(`rows ${row0}..${row0 + rowCount} of tensor ${t.name} are past its data`);
+      const out = reuse && reuse.length >= values ? reuse.subarray(0, values) : new Float32Array(values);
       if (t.dtype === "F32" && littleEndianHost) {
-        const out = new Float32Array(rowCount * cols);
-        await readInto(fh, new Uint8Array(out.buffer), position, path);
+        await readInto(fh, new Uint8Array(out.buffer, out.byteOffset, out.byteLength), position, path);
         return out;
       }
-      return toFloat32(await readExactly(fh, length, position, path), t.dtype, t.name);
+      if (raw.length < length) raw = new Uint8Array(length);
+      const bytes = raw.subarray(0, length);
+      await readInto(fh, bytes, position, path);
+      return toFloat32(bytes, t.dtype, t.name, out);
     });
   } finally {
     await fh.close();
@@ -231,21 +237,21 @@ export async function fileSha256(path: string): Promise<string> {
   return hash.digest("hex");
 }
 
-/** F32 / F16 / BF16 little-endian bytes to float32 values. */
-export function toFloat32(bytes: Uint8Array, dtype: string, name = "tensor"): Float32Array {
+/** F32 / F16 / BF16 little-endian bytes to float32 values (into `into` when given: as many values as the bytes hold). */
+export function toFloat32(bytes: Uint8Array, dtype: string, name = "tensor", into?: Float32Array): Float32Array {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   if (dtype === "F32") {
-    const out = new Float32Array(bytes.length / 4);
+    const out = into ?? new Float32Array(bytes.length / 4);
     for (let i = 0; i < out.length; i++) out[i] = dv.getFloat32(4 * i, true);
     return out;
   }
   if (dtype === "F16") {
-    const out = new Float32Array(bytes.length / 2);
+    const out = into ?? new Float32Array(bytes.length / 2);
     for (let i = 0; i < out.length; i++) out[i] = halfToFloat(dv.getUint16(2 * i, true));
     return out;
   }
   if (dtype === "BF16") {
-    const out = new Float32Array(bytes.length / 2);
+    const out = into ?? new Float32Array(bytes.length / 2);
     for (let i = 0; i < out.length; i++) out[i] = bitsToFloat32(dv.getUint16(2 * i, true) << 16);
     return out;
   }

@@ -182,19 +182,38 @@ export function searchLambda(analyses: readonly TensorAnalysis[], targetBits: nu
 export async function encodeTensor(data: Float32Array, shape: Shape, opts: EncodeOptions = {}): Promise<EncodedTensor> {
   const src = arrayRows(data, shape);
   const decoded = new Float32Array(data.length);
-  const { bytes, stats } = await encodeRowsTargeted(src, opts, rowsOfJob(decoded, shape));
-  return { bytes, decoded, stats };
+  const { container, stats } = await encodeRowsTargeted(src, opts, rowsOfJob(decoded, shape));
+  return { bytes: joinPieces(container), decoded, stats };
+}
+
+/** The pieces of a container as one array. */
+export function joinPieces(pieces: readonly Uint8Array[]): Uint8Array {
+  if (pieces.length === 1) return pieces[0]!;
+  const out = new Uint8Array(pieces.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of pieces) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
 }
 
 export interface BandEncodeOptions extends EncodeOptions {
-  /** the exact decode, band by band in row order: (first row, its rows' values, row-major) */
+  /**
+   * the exact decode, band by band in row order: (first row, its rows' values, row-major), the
+   * values valid during the call only (their array is reused: copy what you keep)
+   */
   onDecodedRows?: (row0: number, values: Float32Array) => void;
   /** rows per read and per job, a multiple of 64 (default: about 2 MiB of float32 per band) */
   bandRows?: number;
 }
 
 export interface EncodedTensorBands {
-  bytes: Uint8Array;
+  /**
+   * the container as consecutive pieces (v2: header and offset table, then the records as the
+   * jobs wrote them), so that it is never copied whole: write them in order (or join them)
+   */
+  container: Uint8Array[];
   stats: TensorStats;
 }
 
@@ -232,8 +251,8 @@ async function encodeRowsTargeted(src: TensorRows, opts: EncodeOptions, decodedI
 /** Encode with a known rate-control lambda and analysis (model-level rate control), or the threshold policy. */
 export async function encodeTensorWith(data: Float32Array, shape: Shape, opts: EncodeOptions, lambda?: number, analysis?: TensorAnalysis): Promise<EncodedTensor> {
   const decoded = new Float32Array(data.length);
-  const { bytes, stats } = await encodeRows(arrayRows(data, shape), opts, lambda, analysis, rowsOfJob(decoded, shape));
-  return { bytes, decoded, stats };
+  const { container, stats } = await encodeRows(arrayRows(data, shape), opts, lambda, analysis, rowsOfJob(decoded, shape));
+  return { bytes: joinPieces(container), decoded, stats };
 }
 
 /**
@@ -268,6 +287,6 @@ export async function encodeRows(
     assembly.add(part);
     opts.onProgress?.(i + 1, n);
   }, withRd, decodedInto);
-  const bytes = assembly.bytes();
-  return { bytes, stats: { ...assembly.stats(bytes.length), ...(lambda !== undefined ? { lambda } : {}) } };
+  const container = assembly.pieces();
+  return { container, stats: { ...assembly.stats(container.reduce((n, p) => n + p.length, 0)), ...(lambda !== undefined ? { lambda } : {}) } };
 }

@@ -57,7 +57,7 @@ export { parse, parseUntilFault, leafAt, checkShape, detectProfile, DEFAULT_MAX_
 export type { Limits, ParseOptions, PartialParse, BlockInfo, Leaf, Warning, Container } from "./parse.js";
 export { validate } from "./validate.js";
 export type { ValidateOptions, ValidationReport } from "./validate.js";
-export { writeV1, writeV2, writeV2Record, assembleV2, encodeTree, packCodes } from "./writer.js";
+export { writeV1, writeV2, writeV2Record, assembleV2, v2Prefix, encodeTree, packCodes } from "./writer.js";
 export type { LeafSpec, V1BlockSpec, V1Spec, QuadTree, V2RecordSpec, V2Spec } from "./writer.js";
 
 export { MANIFEST_FORMAT, MANIFEST_VERSION, sha256Hex, decodedSha256, parseManifest, serializeManifest, verifyManifest } from "./manifest.js";

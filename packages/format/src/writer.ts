@@ -195,24 +195,40 @@ export function assembleV2(shape: Shape, records: readonly Uint8Array[]): Uint8A
   return assemble(shape, records);
 }
 
-function assemble(shape: Shape, records: readonly Uint8Array[], gaps?: readonly number[], trailing?: Uint8Array): Uint8Array {
+/**
+ * The bytes of a v2 stream before its records: header and offset table, for records of these
+ * lengths (each a multiple of 16) packed in block order after it, record r after gaps[r] bytes.
+ * A stream can then be written piece by piece: this prefix, then each record (assembleV2 joins them).
+ */
+export function v2Prefix(shape: Shape, recordLengths: ArrayLike<number>, gaps?: readonly number[]): Uint8Array {
   const { blockCount: B } = tiling(shape);
-  if (records.length !== B) fail(`shape needs ${B} records, got ${records.length}`);
+  if (recordLengths.length !== B) fail(`shape needs ${B} records, got ${recordLengths.length}`);
   const base = align16(16 + 4 * B);
-  let total = base + (trailing?.length ?? 0);
-  records.forEach((rec, r) => {
-    if (rec.length % 16 !== 0) fail(`record ${r}: ${rec.length} bytes is not a multiple of 16`);
-    total += (gaps?.[r] ?? 0) + rec.length;
-  });
-  const out = new Uint8Array(total);
+  const out = new Uint8Array(base);
   const dv = new DataView(out.buffer);
   out.set(MAGIC, 0);
   out[4] = 2;
   dv.setUint32(5, B, true);
-  let at = base;
+  let at = 0;
+  for (let r = 0; r < B; r++) {
+    const length = recordLengths[r]!;
+    if (length % 16 !== 0) fail(`record ${r}: ${length} bytes is not a multiple of 16`);
+    at += gaps?.[r] ?? 0;
+    dv.setUint32(16 + 4 * r, at, true);
+    at += length;
+  }
+  return out;
+}
+
+function assemble(shape: Shape, records: readonly Uint8Array[], gaps?: readonly number[], trailing?: Uint8Array): Uint8Array {
+  const prefix = v2Prefix(shape, records.map((r) => r.length), gaps);
+  let total = prefix.length + (trailing?.length ?? 0);
+  records.forEach((rec, r) => (total += (gaps?.[r] ?? 0) + rec.length));
+  const out = new Uint8Array(total);
+  out.set(prefix, 0);
+  let at = prefix.length;
   records.forEach((rec, r) => {
     at += gaps?.[r] ?? 0;
-    dv.setUint32(16 + 4 * r, at - base, true);
     out.set(rec, at);
     at += rec.length;
   });
