@@ -144,12 +144,14 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
   const work = await prepareOut(outDir, ["tensors"]); // before any worker starts: a refused folder leaves nothing running
   const threads = Math.max(1, Math.floor(opts.threads ?? 1));
   let pool: WorkerPool | undefined;
+  // rate control's statistics, each in a file of the partial folder until its tensor is encoded
+  const analysesOpen = new Map<string, TensorAnalysis>();
   try {
     pool = threads > 1 ? new WorkerPool(threads) : undefined;
     const { policy, distortion, lambda: givenLambda } = opts;
     const rdOptions = { ...(policy ? { policy } : {}), ...(distortion ? { distortion } : {}), ...(givenLambda !== undefined ? { lambda: givenLambda } : {}) };
     const encOpts: EncodeOptions = { profile, ...rdOptions, ...(opts.fit ? { fit: opts.fit } : {}), ...(opts.quadtree ? { quadtree: opts.quadtree } : {}), ...(pool ? { pool } : {}) };
-    const { lambda, analyses } = opts.bpw !== undefined ? await rateControl(toEncode, opts.bpw, total, encOpts, opts.onProgress) : { lambda: undefined, analyses: new Map<string, TensorAnalysis>() };
+    const { lambda, analyses } = opts.bpw !== undefined ? await rateControl(toEncode, opts.bpw, total, { ...encOpts, spillDir: work.tmp }, opts.onProgress, analysesOpen) : { lambda: undefined, analyses: new Map<string, TensorAnalysis>() };
     const partTotal = mine.reduce((s, { t }) => s + numel(t.shape), 0);
     const tensors: ManifestPart["tensors"] = [];
     let bytesTotal = 0;
@@ -162,6 +164,7 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
       const decoded = createHash("sha256");
       const tensorOpts = { ...encOpts, onProgress: (d: number, n: number) => opts.onProgress?.(base + scale * (done + (numel(t.shape) * d) / n), partTotal, t.name) };
       const r = await withRows(t, (rows) => encodeRows(rows, tensorOpts, lambda, analyses.get(t.name), undefined, (_row0, values) => decoded.update(float32LeBytes(values))));
+      analyses.get(t.name)?.stats.close();
       analyses.delete(t.name);
       const rel = containerFileName(index, t.name, profile);
       await writeFile(join(work.tmp, rel), r.container);
@@ -198,6 +201,7 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
       ...(shardCount > 1 ? { part } : {}),
     };
   } catch (e) {
+    for (const a of analysesOpen.values()) a.stats.close();
     await abandonOut(work);
     throw e;
   } finally {
@@ -243,8 +247,8 @@ async function rateControl(
   total: number,
   encOpts: EncodeOptions,
   onProgress: ModelEncodeOptions["onProgress"],
+  analyses: Map<string, TensorAnalysis>,
 ): Promise<{ lambda: number; analyses: Map<string, TensorAnalysis> }> {
-  const analyses = new Map<string, TensorAnalysis>();
   let done = 0;
   for (const t of toEncode) {
     analyses.set(t.name, await withRows(t, (rows) => analyzeRows(rows, encOpts)));

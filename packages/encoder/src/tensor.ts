@@ -5,9 +5,10 @@ import { arrayRows, bandedRows, cappedPower, checkedPower, runJobs, type RowSour
 import { tilesOf, type BlockJob } from "./blocks.js";
 import { DEFAULT_FIT_OPTIONS, type FitOptions } from "./fit.js";
 import type { WorkerPool } from "./parallel.js";
+import { BLOCK_STATS, FileNodeStats, MemoryNodeStats, type NodeStats } from "./node-stats.js";
 import { ExponentCounts } from "./power.js";
-import { DEFAULT_QUADTREE_OPTIONS, NODES_PER_BLOCK, decideRd, type QuadtreeOptions } from "./quadtree.js";
-import { NODE_STATS, RdSolver, type Distortion } from "./rd.js";
+import { DEFAULT_QUADTREE_OPTIONS, decideRd, type QuadtreeOptions } from "./quadtree.js";
+import { RdSolver, type Distortion } from "./rd.js";
 
 /** Encoder policies: see README "Policies". */
 export type Policy = "rd" | "spec";
@@ -39,6 +40,11 @@ export interface EncodeOptions {
    * tensor is read while the returned promise is pending: do not change it until it settles.
    */
   pool?: WorkerPool;
+  /**
+   * rate control (bpw): a folder for the per-node statistics (8 KiB per 64x64 block: half the
+   * tensor's float32 size), in a file removed after the encode; default in memory
+   */
+  spillDir?: string;
   /** called with (done, total) macroblock rows */
   onProgress?: (done: number, total: number) => void;
 }
@@ -98,7 +104,8 @@ export interface TensorAnalysis {
   shape: Shape;
   policy: Policy;
   blockCount: number;
-  stats: Float64Array;
+  /** per-node statistics of every block (in memory, or a file with EncodeOptions.spillDir); close() when done */
+  stats: NodeStats;
   /** the jobs' tensorPower (powerOf): the encode that follows needs no pass for it */
   power: number;
 }
@@ -114,10 +121,16 @@ export async function analyzeRows(src: TensorRows, opts: EncodeOptions = {}): Pr
   const power = await powerOf(policy, src);
   const fit = resolveFit("v2", opts.fit, policy);
   const { tilesY, tilesX } = tilesOf(shape);
-  const stats = new Float64Array(tilesY * tilesX * NODE_STATS * NODES_PER_BLOCK);
+  const blockCount = tilesY * tilesX;
+  const stats = opts.spillDir !== undefined ? new FileNodeStats(blockCount, opts.spillDir) : new MemoryNodeStats(blockCount);
   const base = { profile: "v2" as const, fit, quadtree: resolveQuadtree(opts.quadtree), tensorPower: power, policy, distortion: opts.distortion ?? "mse" };
-  await runJobs("stats", src, base, opts.pool, (job, part) => stats.set(part, job.tileRowStart * tilesX * NODE_STATS * NODES_PER_BLOCK));
-  return { shape, policy, blockCount: tilesY * tilesX, stats, power };
+  try {
+    await runJobs("stats", src, base, opts.pool, (_job, part) => stats.append(part));
+  } catch (e) {
+    stats.close();
+    throw e;
+  }
+  return { shape, policy, blockCount, stats, power };
 }
 
 /** Most the rd policy's unit exceeds robustPower: a few outliers cannot make it larger. */
@@ -145,15 +158,22 @@ function resolvePolicy(opts: EncodeOptions): Policy {
   return policy;
 }
 
+/** Blocks of statistics read at a time (4 MiB). */
+const STATS_CHUNK = 512;
+
 /** Exact v2 container bytes of every analysed tensor at lambda. */
 export function bytesAtLambda(analyses: readonly TensorAnalysis[], lambda: number): number {
   let total = 0;
   const solver = new RdSolver();
   for (const a of analyses) {
     total += align16(16 + 4 * a.blockCount);
-    for (let b = 0; b < a.blockCount; b++) {
-      const at = b * NODE_STATS * NODES_PER_BLOCK;
-      total += (a.policy === "rd" ? solver.solve(a.stats, at, lambda) : decideRd(a.stats, at, lambda)).recordBytes;
+    for (let b0 = 0; b0 < a.blockCount; b0 += STATS_CHUNK) {
+      const n = Math.min(STATS_CHUNK, a.blockCount - b0);
+      const stats = a.stats.blocks(b0, n);
+      for (let b = 0; b < n; b++) {
+        const at = b * BLOCK_STATS;
+        total += (a.policy === "rd" ? solver.solve(stats, at, lambda) : decideRd(stats, at, lambda)).recordBytes;
+      }
     }
   }
   return total;
@@ -243,9 +263,13 @@ async function encodeRowsTargeted(src: TensorRows, opts: EncodeOptions, decodedI
     if (profile !== "v2") throw new Sgfp4Error("INVALID_ARGUMENT", "rate control (bpw) needs the v2 profile; v1 is always 4.02 bits per weight");
     if (!(opts.bpw > 0)) throw new Sgfp4Error("INVALID_ARGUMENT", `bpw must be > 0, got ${opts.bpw}`);
     analysis = await analyzeRows(src, opts);
-    lambda = searchLambda([analysis], opts.bpw * src.shape[0] * src.shape[1]);
   }
-  return encodeRows(src, opts, lambda, analysis, decodedInto, onDecodedRows);
+  try {
+    if (analysis) lambda = searchLambda([analysis], opts.bpw! * src.shape[0] * src.shape[1]);
+    return await encodeRows(src, opts, lambda, analysis, decodedInto, onDecodedRows);
+  } finally {
+    analysis?.stats.close();
+  }
 }
 
 /** Encode with a known rate-control lambda and analysis (model-level rate control), or the threshold policy. */
@@ -277,9 +301,9 @@ export async function encodeRows(
   const { tilesX } = tilesOf(shape);
   // the rd policy always decides by a lambda; without a target, the given or default one
   if (profile === "v2" && policy === "rd" && lambda === undefined) lambda = opts.lambda ?? DEFAULT_LAMBDA;
-  const per = NODE_STATS * NODES_PER_BLOCK;
   const rd = lambda !== undefined && profile === "v2" ? lambda : undefined;
-  const withRd = (j: BlockJob): BlockJob => (rd === undefined ? j : { ...j, rd: { lambda: rd, ...(analysis ? { stats: analysis.stats.slice(j.tileRowStart * tilesX * per, j.tileRowEnd * tilesX * per) } : {}) } });
+  const statsOf = (a: TensorAnalysis, j: BlockJob): Float64Array => a.stats.blocks(j.tileRowStart * tilesX, (j.tileRowEnd - j.tileRowStart) * tilesX).slice();
+  const withRd = (j: BlockJob): BlockJob => (rd === undefined ? j : { ...j, rd: { lambda: rd, ...(analysis ? { stats: statsOf(analysis, j) } : {}) } });
   const assembly = new TensorAssembly(shape, profile);
   const base = { profile, fit, quadtree, tensorPower: power, policy, distortion: opts.distortion ?? "mse" } as const;
   await runJobs("encode", src, base, opts.pool, (job, part, i, n) => {

@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { sha256Hex, type Shape } from "@sgfp4/format";
 import { afterAll, describe, expect, it } from "vitest";
 import { WorkerPool } from "../src/parallel.js";
@@ -61,6 +64,30 @@ describe("banded encode (encodeTensorBands)", () => {
       }, 30_000);
     }
   }
+  it("bpw with the statistics spilled to a file (spillDir): the same bytes, and the file is removed", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "sgfp4-spill-"));
+    try {
+      for (const opts of [{ bpw: 3 }, { policy: "spec" as const, bpw: 4.5 }]) {
+        const whole = await encodeTensor(data, shape, opts);
+        let seen: string[] = [];
+        const src = rowSource(data, shape[1]);
+        const spilled = await encodeTensorBands(
+          async (r0, n) => {
+            if (r0 === 0) seen = [...seen, ...readdirSync(dir)];
+            return src.read(r0, n);
+          },
+          shape,
+          { ...opts, spillDir: dir, bandRows: 128 },
+        );
+        expect(sha256Hex(joinPieces(spilled.container))).toBe(sha256Hex(whole.bytes));
+        expect(spilled.stats).toEqual(whole.stats);
+        expect(seen.length).toBeGreaterThan(0); // the encode pass found the statistics file there
+        expect(readdirSync(dir)).toEqual([]);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
   it("refuses a source that gives the wrong number of values, and non-finite values with their index", async () => {
     await expect(encodeTensorBands(async (_r0, n) => new Float32Array(n * 10 - 1), [64, 10])).rejects.toThrow(/readRows\(0, 64\) gave 639 values/);
     const bad = synthetic("gaussian", 130, 10, 1);
