@@ -17,10 +17,21 @@ export class WorkerPool {
   private readonly queue: { kind: Kind; job: BlockJob; id: number; owned: boolean }[] = [];
   private readonly pending = new Map<number, Pending>();
   private nextId = 0;
+  private closing = false;
+  /** set when a worker failed: every pending and later job is rejected with it */
+  private failure: Error | undefined;
+
+  private fail(e: Error): void {
+    this.failure ??= e;
+    for (const p of this.pending.values()) p.reject(e);
+    this.pending.clear();
+    this.queue.length = 0;
+  }
 
   constructor(readonly threads: number) {
     for (let i = 0; i < threads; i++) {
-      const w = new Worker(workerUrl);
+      // --input-type (node -e) is refused by a worker's start: the rest of the flags carry over
+      const w = new Worker(workerUrl, { execArgv: process.execArgv.filter((a) => !a.startsWith("--input-type")) });
       w.on("message", (m: { id: number; result?: unknown; error?: string }) => {
         const p = this.pending.get(m.id);
         this.pending.delete(m.id);
@@ -30,9 +41,10 @@ export class WorkerPool {
         if (m.error !== undefined) p.reject(new Error(m.error));
         else p.resolve(m.result);
       });
-      w.on("error", (e: Error) => {
-        for (const p of this.pending.values()) p.reject(e);
-        this.pending.clear();
+      w.on("error", (e: Error) => this.fail(e));
+      // a worker that ends (killed, out of memory) fails the pool rather than leaving jobs unsettled
+      w.on("exit", (code: number) => {
+        if (!this.closing) this.fail(new Error(`a worker thread exited (code ${code})`));
       });
       this.workers.push(w);
       this.idle.push(w);
@@ -59,6 +71,7 @@ export class WorkerPool {
   /** owned: job.data is the caller's to give away (it is transferred, and unusable after). */
   run<K extends Kind>(kind: K, job: BlockJob, owned = false): Promise<K extends "stats" ? Float64Array : EncodedRows> {
     return new Promise((resolve, reject) => {
+      if (this.failure) return reject(this.failure);
       const id = this.nextId++;
       this.pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       this.queue.push({ kind, job, id, owned });
@@ -67,6 +80,7 @@ export class WorkerPool {
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     await Promise.all(this.workers.map((w) => w.terminate()));
   }
 }
