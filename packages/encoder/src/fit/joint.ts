@@ -94,8 +94,23 @@ export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mod
   let bestErr = Infinity;
   let bestScaleBits = 0;
   let bestBiasBits = 0;
+  // large leaves rank their starts on a sample (see rankingStride)
+  const stride = v2 ? rankingStride(n) : 1;
+  let rn = n;
+  let rsv = sv;
+  let rsvv = svv;
+  if (stride > 1) {
+    rn = 0;
+    rsv = 0;
+    rsvv = 0;
+    for (let i = 0; i < n; i += stride, rn++) {
+      const w = v[i]!;
+      rsv += w;
+      rsvv += w * w;
+    }
+  }
   for (let k = 0; k < ws.jointStarts; k++) {
-    const err = leastSquaresFor(ws, v, n, mode, ws.jointScale[k]!, ws.jointBias[k]!, sv, svv, v2);
+    const err = leastSquaresFor(ws, v, n, stride, rn, mode, ws.jointScale[k]!, ws.jointBias[k]!, rsv, rsvv, v2);
     if (err < bestErr) {
       bestErr = err;
       bestScaleBits = ws.lsScaleBits;
@@ -103,6 +118,18 @@ export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mod
     }
   }
   if (!(bestErr < Infinity)) return flat();
+  if (stride > 1) {
+    // the refit rounds on the sample too, then one exact pass: a large node's fit is an input of
+    // the tree's decision, and the leaves chosen are refitted on all their weights (finishLeaf)
+    for (let it = 0; it < maxIterations; it++) {
+      const err = leastSquaresFor(ws, v, n, stride, rn, mode, halfBitsValue(bestScaleBits), halfBitsValue(bestBiasBits), rsv, rsvv, v2);
+      if (!(err < bestErr) || (ws.lsScaleBits === bestScaleBits && ws.lsBiasBits === bestBiasBits)) break;
+      bestErr = err;
+      bestScaleBits = ws.lsScaleBits;
+      bestBiasBits = ws.lsBiasBits;
+    }
+    return assignAndMeasure(ws, v, n, mode, bestScaleBits, bestBiasBits, new Int8Array(n));
+  }
   const start = assignAndMeasure(ws, v, n, mode, bestScaleBits, bestBiasBits, ws.roundCodesA);
   return refit(ws, v, n, start, v2, maxIterations, sv);
 }
@@ -115,19 +142,32 @@ function addStart(ws: FitWorkspace, S: number, B: number): void {
 }
 
 /**
+ * Leaves of 1024 weights and more rank their starts and run their refit rounds on 200-320 of
+ * them (an odd stride: every column of a 32- or 64-wide leaf is sampled). Such nodes are seldom
+ * the leaves chosen, which finishLeaf refits on all weights; at 3, 4.5 bpw and the default the
+ * SNR moved by at most 0.005 dB on the six synthetic families (512x512). v2 only: a v1 leaf
+ * is always the block's leaf, and keeps its fit.
+ */
+function rankingStride(n: number): number {
+  return n >= 4096 ? 13 : n >= 1024 ? 5 : 1;
+}
+
+/**
  * The least-squares (S, B) for the nearest codes of the start (S0, B0), stored (FP16 bits into
  * ws.lsScaleBits / ws.lsBiasBits); returns the squared error of those codes with the stored
  * values, from the sums in closed form (Infinity when not identifiable). The stored values
  * matter: two starts can give the same codes up to a shift (one outlier: -8 / 7 or 0 / 7), with
  * the same exact solution but a bias of very different magnitude, whose FP16 rounding differs.
+ * The sums run over v[0], v[stride], ... below len: n weights, whose sum and sum of squares are
+ * sv and svv.
  */
-function leastSquaresFor(ws: FitWorkspace, v: Float64Array, n: number, mode: Mode, S0: number, B0: number, sv: number, svv: number, v2: boolean): number {
+function leastSquaresFor(ws: FitWorkspace, v: Float64Array, len: number, stride: number, n: number, mode: Mode, S0: number, B0: number, sv: number, svv: number, v2: boolean): number {
   let sq = 0;
   let sqq = 0;
   let sqv = 0;
   if (mode === MODE_FP4) {
     const inv = 1 / S0;
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < len; i += stride) {
       const w = v[i]!;
       const y = (w - B0) * inv;
       const floorY = Math.floor(y);
@@ -140,7 +180,7 @@ function leastSquaresFor(ws: FitWorkspace, v: Float64Array, n: number, mode: Mod
     }
   } else {
     const tau = 0.5 * S0;
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < len; i += stride) {
       const w = v[i]!;
       const c = w - B0;
       const q = +(c > tau) - +(c < -tau);
