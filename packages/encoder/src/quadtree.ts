@@ -100,11 +100,7 @@ export class MacroblockFitter {
   /** The node's candidate as a chosen leaf (see finishLeaf); a candidate without code sums is kept as it is. */
   finished(y: number, x: number, size: number, c: Candidate): Candidate {
     if (!("sq" in c)) return c;
-    const v = this.valuesOf(y, x, size);
-    const n = size * size;
-    let sv = 0;
-    for (let i = 0; i < n; i++) sv += v[i]!;
-    return finishLeaf(this.ws, v, n, c as Fitted, this.fit, sv);
+    return finishLeaf(this.ws, this.valuesOf(y, x, size), size * size, c as Fitted, this.fit);
   }
 
   /** The node's values (the block itself, or copied into ws.nodeValues). */
@@ -312,8 +308,8 @@ export function leavesOfNode(root: Node): LeafOut[] {
 }
 
 /**
- * Final leaves of an RD choice: the fitted candidate of the chosen mode (finish: refitted and
- * polished by finishLeaf, policy rd; the spec policy's rate control keeps its fit as it is).
+ * Final leaves of an RD choice: the fitted candidate of the chosen mode (finish: polished by
+ * finishLeaf, policy rd; the spec policy's rate control keeps its fit as it is).
  */
 export function leavesOfRd(f: MacroblockFitter, choice: RdChoice, finish = false): LeafOut[] {
   return choice.leaves.map(({ y, x, size, mode }) => {

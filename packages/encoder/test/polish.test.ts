@@ -57,7 +57,7 @@ describe("stepHalf (FP16 bits in value order)", () => {
   });
 });
 
-describe("finishLeaf (a chosen leaf's refit and stored-value polish, policy rd)", () => {
+describe("finishLeaf (a chosen leaf's stored-value polish, policy rd)", () => {
   it("never raises the error; its sse is the exact decode error, its codes nearest, its bias flag bits clear", () => {
     const ws = new FitWorkspace();
     let lowered = 0;
@@ -67,7 +67,7 @@ describe("finishLeaf (a chosen leaf's refit and stored-value polish, policy rd)"
         const fit = fitLeafCandidates(v, size, o, sv, ws);
         for (const c of [fit.fp4, fit.t158] as Fitted[]) {
           const before = c.sse;
-          const f = finishLeaf(ws, v, size * size, c, o, sv);
+          const f = finishLeaf(ws, v, size * size, c, o);
           expect(f.sse).toBeLessThanOrEqual(before);
           const { sse, nearest } = check(v, f);
           expect(f.sse).toBeCloseTo(sse, 12);

@@ -7,7 +7,6 @@
  * only, after the tree is decided: the record's bytes do not change, only its error drops.
  */
 import { assignAndMeasure } from "./codes.js";
-import { refit } from "./refit.js";
 import type { FitOptions, Fitted } from "./types.js";
 import type { FitWorkspace } from "./workspace.js";
 
@@ -25,13 +24,9 @@ export function stepHalf(bits: number, steps: number): number {
   return key < 0 ? 0x8000 | magnitude : magnitude;
 }
 
-/**
- * A chosen leaf's final fit: the exact refit rounds from its candidate (the joint search ran
- * those of leaves of 1024 weights and more on a sample), then its stored scale and bias
- * polished. Never worse than `c` (sv: the leaf's index-order sum).
- */
-export function finishLeaf(ws: FitWorkspace, v: Float64Array, n: number, c: Fitted, o: FitOptions, sv: number): Fitted {
-  return polishStored(ws, v, n, refit(ws, v, n, c, o.v2, o.maxRefitIterations, sv), o.v2);
+/** A chosen leaf's final fit: its stored scale and bias polished (o.v2: the bias's quantum). Never worse than `c`. */
+export function finishLeaf(ws: FitWorkspace, v: Float64Array, n: number, c: Fitted, o: FitOptions): Fitted {
+  return polishStored(ws, v, n, c, o.v2);
 }
 
 /**
