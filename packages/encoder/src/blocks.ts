@@ -160,7 +160,7 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
           const fill = (y: number, x: number, size: number, k: number): void => writeNodeStats(fitter.at(y, x, size), size, norm, job.distortion, blockStats, k);
           if (!given) blockStats.fill(Number.NaN);
           const choice = given ? solver.solve(given, local * NODE_STATS * NODES_PER_BLOCK, job.rd.lambda) : solver.solve(blockStats, 0, job.rd.lambda, fill);
-          out = blockFromLeaves(leavesOfRd(fitter, choice));
+          out = blockFromLeaves(leavesOfRd(fitter, choice, true));
         } else if (job.rd && job.rd.stats) {
           out = blockFromLeaves(leavesOfRd(fitter, decideRd(job.rd.stats, local * 3 * NODES_PER_BLOCK, job.rd.lambda)));
         } else {

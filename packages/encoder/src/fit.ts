@@ -10,3 +10,4 @@ export { SCALE_MULTIPLIERS } from "./fit/scale-search.js";
 export { fitFp4Plain, fitT158Plain } from "./fit/plain.js";
 export { refitCandidate } from "./fit/refit.js";
 export { boundOrFitLeaf, fitLeaf, fitLeafCandidates, fitLeafChosen, fitLeafWithSum, resumeLeafFit, withLwe, type FitResume, type LweLowerBound } from "./fit/leaf.js";
+export { finishLeaf, polishStored } from "./fit/polish.js";

@@ -4,7 +4,8 @@
  * (approximate bits per leaf). The "rd" policy is in rd.ts.
  */
 import { LAYOUT, MACROBLOCK, MODE_FP4, MODE_T158, align16, payloadBytes, type Layout, type Mode, type QuadTree } from "@sgfp4/format";
-import { boundOrFitLeaf, fitLeafCandidates, fitLeafChosen, fitLeafWithSum, resumeLeafFit, withLwe, type Candidate, type FitOptions, type FitResume, type FitWorkspace, type LeafFit, type LweLowerBound } from "./fit.js";
+import { boundOrFitLeaf, fitLeafCandidates, fitLeafChosen, fitLeafWithSum, finishLeaf, resumeLeafFit, withLwe, type Candidate, type FitOptions, type FitResume, type FitWorkspace, type LeafFit, type LweLowerBound } from "./fit.js";
+import type { Fitted } from "./fit/types.js";
 
 /** Leaf sizes from the root (level 0) to the floor (level 4). */
 export const LEVEL_SIZES = [64, 32, 16, 8, 4] as const;
@@ -94,6 +95,12 @@ export class MacroblockFitter {
   lweOf(y: number, x: number, size: number, c: Candidate): number {
     if (Number.isNaN(c.lwe)) withLwe(this.ws, this.valuesOf(y, x, size), size, c);
     return c.lwe;
+  }
+
+  /** The node's candidate as a chosen leaf (see finishLeaf); a candidate without code sums is kept as it is. */
+  finished(y: number, x: number, size: number, c: Candidate): Candidate {
+    if (!("sq" in c)) return c;
+    return finishLeaf(this.ws, this.valuesOf(y, x, size), size * size, c as Fitted, this.fit);
   }
 
   /** The node's values (the block itself, or copied into ws.nodeValues). */
@@ -300,11 +307,15 @@ export function leavesOfNode(root: Node): LeafOut[] {
   return out;
 }
 
-/** Final leaves of an RD choice: the fitted candidate of the chosen mode. */
-export function leavesOfRd(f: MacroblockFitter, choice: RdChoice): LeafOut[] {
+/**
+ * Final leaves of an RD choice: the fitted candidate of the chosen mode (finish: polished by
+ * finishLeaf, policy rd; the spec policy's rate control keeps its fit as it is).
+ */
+export function leavesOfRd(f: MacroblockFitter, choice: RdChoice, finish = false): LeafOut[] {
   return choice.leaves.map(({ y, x, size, mode }) => {
     const fit = f.at(y, x, size);
-    const c = mode === MODE_T158 ? fit.t158 : fit.fp4;
+    const fitted = mode === MODE_T158 ? fit.t158 : fit.fp4;
+    const c = finish ? f.finished(y, x, size, fitted) : fitted;
     return { y, x, size, mode, scaleBits: c.scaleBits, biasBits: c.biasBits, errorHint: false, codes: c.codes, sse: c.sse, lwe: f.lweOf(y, x, size, c) };
   });
 }

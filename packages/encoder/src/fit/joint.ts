@@ -94,8 +94,23 @@ export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mod
   let bestErr = Infinity;
   let bestScaleBits = 0;
   let bestBiasBits = 0;
+  // large leaves rank their starts on a sample (see rankingStride)
+  const stride = v2 ? rankingStride(n) : 1;
+  let rn = n;
+  let rsv = sv;
+  let rsvv = svv;
+  if (stride > 1) {
+    rn = 0;
+    rsv = 0;
+    rsvv = 0;
+    for (let i = 0; i < n; i += stride, rn++) {
+      const w = v[i]!;
+      rsv += w;
+      rsvv += w * w;
+    }
+  }
   for (let k = 0; k < ws.jointStarts; k++) {
-    const err = leastSquaresFor(ws, v, n, mode, ws.jointScale[k]!, ws.jointBias[k]!, sv, svv, v2);
+    const err = leastSquaresFor(ws, v, n, stride, rn, mode, ws.jointScale[k]!, ws.jointBias[k]!, rsv, rsvv, v2);
     if (err < bestErr) {
       bestErr = err;
       bestScaleBits = ws.lsScaleBits;
@@ -115,19 +130,32 @@ function addStart(ws: FitWorkspace, S: number, B: number): void {
 }
 
 /**
+ * Leaves of 1024 weights and more rank their starts on 200-320 of them (an odd stride: every
+ * column of a 32- or 64-wide leaf is sampled); the best start's refit sees all weights. Measured
+ * (bench:quality inputs): SNR within 0.01 dB at every setting. Running the refit rounds on the
+ * sample as well lost 0.07 dB at 4.5 bpw on PP-OCRv4 (real weights) and was dropped. v2 only:
+ * a v1 leaf is always the block's leaf, and keeps its fit.
+ */
+function rankingStride(n: number): number {
+  return n >= 4096 ? 13 : n >= 1024 ? 5 : 1;
+}
+
+/**
  * The least-squares (S, B) for the nearest codes of the start (S0, B0), stored (FP16 bits into
  * ws.lsScaleBits / ws.lsBiasBits); returns the squared error of those codes with the stored
  * values, from the sums in closed form (Infinity when not identifiable). The stored values
  * matter: two starts can give the same codes up to a shift (one outlier: -8 / 7 or 0 / 7), with
  * the same exact solution but a bias of very different magnitude, whose FP16 rounding differs.
+ * The sums run over v[0], v[stride], ... below len: n weights, whose sum and sum of squares are
+ * sv and svv.
  */
-function leastSquaresFor(ws: FitWorkspace, v: Float64Array, n: number, mode: Mode, S0: number, B0: number, sv: number, svv: number, v2: boolean): number {
+function leastSquaresFor(ws: FitWorkspace, v: Float64Array, len: number, stride: number, n: number, mode: Mode, S0: number, B0: number, sv: number, svv: number, v2: boolean): number {
   let sq = 0;
   let sqq = 0;
   let sqv = 0;
   if (mode === MODE_FP4) {
     const inv = 1 / S0;
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < len; i += stride) {
       const w = v[i]!;
       const y = (w - B0) * inv;
       const floorY = Math.floor(y);
@@ -140,7 +168,7 @@ function leastSquaresFor(ws: FitWorkspace, v: Float64Array, n: number, mode: Mod
     }
   } else {
     const tau = 0.5 * S0;
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < len; i += stride) {
       const w = v[i]!;
       const c = w - B0;
       const q = +(c > tau) - +(c < -tau);
