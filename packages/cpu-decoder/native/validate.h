@@ -7,16 +7,6 @@
  * block_first[b] receives the first leaf of block b, block_first[B] the leaf count.
  */
 
-/* The padding of a payload of `used` bytes lies in its last 16-byte chunk (it is under 16 bytes):
- * bytes (used & 15)..15 of that chunk must be zero; none when used is a multiple of 16. Returns
- * those bytes (all zero when valid). Branch-free, since FP4 and T158 leaves alternate at random. */
-static inline v128_t padding_bytes(const u8 *last_chunk, u32 used) {
-  const v128_t iota = wasm_i8x16_const(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const u32 first_pad = (used & 15u) ? (used & 15u) : 16u;
-  const v128_t pad = wasm_u8x16_ge(iota, wasm_i8x16_splat((signed char)first_pad));
-  return wasm_v128_and(wasm_v128_load(last_chunk), pad);
-}
-
 __attribute__((export_name("validate_v1"))) int validate_v1(const u8 *in, u32 len, u32 blocks, u32 *table, u32 table_cap,
                                                             u32 addr_base, u32 *block_first) {
   if ((u64)len != (u64)blocks * (8u + SGFP4_V1_PAYLOAD_BYTES) || blocks > table_cap) return -1; /* header + offset word + slot */
@@ -73,22 +63,19 @@ static inline long long v2_record_start(const u8 *in, u32 len, u32 base, u32 b, 
   return (long long)start64;
 }
 
-/* One leaf of a record, header at `hdr`: checked (reserved bits, non-finite halves and nonzero
- * padding gathered branch-free in bad / bad_padding, judged once per record: valid streams are the
- * fast case; only the bound check, which keeps every read inside the stream, branches), its entry
- * written to t[0..3], t and hdr advanced. */
+/* One leaf of side 8 or more, header at `hdr`: checked (reserved bits and non-finite halves
+ * gathered branch-free in bad, judged once per record: valid streams are the fast case), its entry
+ * written to t[0..3], t and hdr advanced. Payloads of these sizes are whole 16-byte chunks (no
+ * padding), so none is read here: the bound check keeps the offsets inside the stream. */
 #define V2_LEAF(y, x, lg)                                                                                        \
   do {                                                                                                          \
     const u32 h_ = load32(in + hdr);                                                                            \
     bad |= (h_ & SGFP4_V2_LEAF_RESERVED_MASK) | (u32)half_nonfinite(sgfp4_params_scale_bits(h_)) |              \
            (u32)half_nonfinite(h_ & SGFP4_V2_BIAS_MASK);                                                        \
     const u32 mode_ = h_ & SGFP4_V2_LEAF_MODE_MASK, used_ = sgfp4_leaf_payload_bytes(lg, mode_);                \
-    const u32 padded_ = (used_ + 15u) & ~15u;                                                                   \
-    if (p + padded_ > len) return -1;                                                                           \
-    bad_padding = wasm_v128_or(bad_padding, padding_bytes(in + (u32)p + padded_ - 16u, used_));                 \
-    wasm_v128_store(t, wasm_i32x4_make((int)b, (int)sgfp4_geometry_pack(y, x, lg, mode_), (int)sgfp4_v2_header_params(h_), \
-                                       (int)((u32)p + addr_base)));                                             \
-    t += 4, hdr += 4u, p += padded_;                                                                            \
+    if (p + used_ > len) return -1;                                                                             \
+    t[0] = b, t[1] = sgfp4_geometry_pack(y, x, lg, mode_), t[2] = sgfp4_v2_header_params(h_), t[3] = (u32)p + addr_base; \
+    t += 4, hdr += 4u, p += used_;                                                                              \
   } while (0)
 
 /*
@@ -182,7 +169,7 @@ static inline __attribute__((always_inline)) int v2_record(const u8 *in, u32 len
   if (!all_zero(in, (u32)headers_end, (u32)payload_start)) return -1;
   u64 p = payload_start;
   u32 bad = 0, hdr = headers_at;
-  v128_t bad_padding = wasm_i32x4_const(0, 0, 0, 0), bad4 = bad_padding;
+  v128_t bad4 = wasm_i32x4_const(0, 0, 0, 0);
   if (layout != 4u && n == 1u) {
     V2_LEAF(0u, 0u, 6u);
   } else if (layout != 4u) {
@@ -241,24 +228,42 @@ static inline __attribute__((always_inline)) int v2_record(const u8 *in, u32 len
     if ((bit < 64u ? lo >> bit : 0u) | (bit <= 64u ? hi : hi >> (bit - 64u))) return -1;
     if ((hdr - headers_at) >> 2 != n) return -1;
   }
-  return bad || wasm_v128_any_true(bad_padding) || wasm_v128_any_true(bad4) ? -1 : (int)n;
+  return bad || wasm_v128_any_true(bad4) ? -1 : (int)n;
 }
 #undef V2_LEAF
 
-__attribute__((export_name("validate_v2"))) int validate_v2(const u8 *in, u32 len, u32 blocks, u32 *table, u32 table_cap,
-                                                            u32 addr_base, u32 *block_first) {
-  const u32 base = v2_record_base(in, len, blocks);
-  if (!base) return -1;
-  u32 count = 0;
-  long long prev = -1;
-  for (u32 b = 0; b < blocks; b++) {
+/*
+ * validate_v2 over a stream whose first `avail` bytes (of len) have been copied so far, from record
+ * b on (the JS side copies the stream in slices and validates each while it is in cache). Returns
+ * the record it stopped at, blocks when done (block_first[blocks] = the leaf count), or -1 for "not
+ * ok". A record is judged against avail: every check is "some end > limit", so a record accepted
+ * against avail is accepted against len with the same leaves, and one rejected while avail < len
+ * is retried once more bytes are in (a stop, not a verdict). block_first[b] holds the leaves
+ * before record b when it stops there; records before b were accepted by earlier calls.
+ */
+__attribute__((export_name("validate_v2_from"))) int validate_v2_from(const u8 *in, u32 len, u32 avail, u32 blocks, u32 b,
+                                                                      u32 *table, u32 table_cap, u32 addr_base,
+                                                                      u32 *block_first) {
+  if (avail > len || b > blocks) return -1;
+  const u32 base = v2_record_base(in, avail, blocks);
+  if (!base) return avail < len ? (int)b : -1;
+  u32 count = b ? block_first[b] : 0u;
+  long long prev = b ? (long long)load32(in + 16u + 4u * (b - 1u)) : -1;
+  for (; b < blocks; b++) {
     const long long start = v2_record_start(in, len, base, b, &prev);
     if (start < 0) return -1;
-    const int n = v2_record(in, len, (u32)start, b, table + 4ull * count, table_cap - count, addr_base);
-    if (n < 0) return -1;
     block_first[b] = count;
+    if ((u64)start + 16u > avail && avail < len) return (int)b;
+    const int n = v2_record(in, avail, (u32)start, b, table + 4ull * count, table_cap - count, addr_base);
+    if (n < 0) return avail < len ? (int)b : -1;
     count += (u32)n;
   }
   block_first[blocks] = count;
-  return (int)count;
+  return (int)blocks;
+}
+
+/* The whole stream at once: the leaf count, or -1. */
+__attribute__((export_name("validate_v2"))) int validate_v2(const u8 *in, u32 len, u32 blocks, u32 *table, u32 table_cap,
+                                                            u32 addr_base, u32 *block_first) {
+  return validate_v2_from(in, len, len, blocks, 0, table, table_cap, addr_base, block_first) < 0 ? -1 : (int)block_first[blocks];
 }

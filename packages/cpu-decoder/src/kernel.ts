@@ -13,6 +13,8 @@ export interface KernelExports {
   /** Validating parsers (native/decode.c): the leaf count, or -1 for "not ok" (parse() then says why). */
   validate_v1(input: number, len: number, blocks: number, table: number, tableCap: number, addrBase: number, blockFirst: number): number;
   validate_v2(input: number, len: number, blocks: number, table: number, tableCap: number, addrBase: number, blockFirst: number): number;
+  /** validate_v2 over the first `avail` bytes copied so far, from record b on: the record it stopped at, blocks when done, -1 not ok. */
+  validate_v2_from(input: number, len: number, avail: number, blocks: number, b: number, table: number, tableCap: number, addrBase: number, blockFirst: number): number;
   /** Validate and expand a v2 stream record by record (0 ok, -1 not ok; `out` is then partly written). */
   validate_decode_v2(input: number, len: number, blocks: number, scratch: number, out: number, rows: number, cols: number, tilesX: number, band: number, chunkBlocks: number): number;
   /** decode_leaves into a window: element (r, c) at out + 4 * ((r - rowBase) * stride + c - colBase). */

@@ -6,7 +6,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse, tiling, type Container } from "@sgfp4/format";
-import { BAND_MIN_OUTPUT_BYTES } from "../src/layouts.js";
+import { BAND_MIN_OUTPUT_BYTES, validateInMemory, validatedLayout } from "../src/layouts.js";
+import { instantiate, kernelModule, pagesFor } from "../src/kernel.js";
 import { buildLeafTable, validateLeafTable } from "../src/validate.js";
 import { bandedDecodeV1, fusedDecodeV2 } from "./kernel-harness.js";
 import { createOutput, decode, decodeInto, decodeReference } from "../src/index.js";
@@ -103,6 +104,34 @@ describe("wasm validator vs parse()", () => {
     expect(validAccepted).toBe(3000);
     expect(mutatedRejected).toBeGreaterThan(2000);
     expect(mutatedAccepted).toBeGreaterThan(100);
+  }, 120_000);
+
+  it("v2 copied and validated in slices (validate_v2_from stops and resumes at any slice edge): parse()'s verdict and leaf table", () => {
+    const rng = new Rng(20261205, 6);
+    let resumed = 0;
+    for (let i = 0; i < 400; i++) {
+      const c = generateValid(rng, { profile: "v2", maxTiles: 4 });
+      const cases = [c.bytes, mutate(rng, c).bytes, corruptPadding(rng, c.bytes, c.shape) ?? c.bytes];
+      for (const bytes of cases) {
+        const B = tiling(c.shape).blockCount;
+        if (bytes.length < 16 + 4 * B) continue; // the fast route leaves these to parse()
+        const layout = validatedLayout(0, "v2", bytes.length, B);
+        const memory = new WebAssembly.Memory({ initial: pagesFor(layout.totalBytes) });
+        const kernel = instantiate(kernelModule()!, memory);
+        const slice = rng.int(1, 300);
+        if (bytes.length > 32 + 4 * B + slice) resumed++;
+        const count = validateInMemory(kernel, memory.buffer, bytes, "v2", B, layout, 0, slice);
+        const parsed = parseOrNull(bytes, "v2", c.shape);
+        expect(count >= 0, `case ${i} slice ${slice}: verdict`).toBe(parsed !== null);
+        if (!parsed) continue;
+        expect(count).toBe(parsed.leafCount);
+        expect(Array.from(new Uint32Array(memory.buffer, layout.tableAt, count * 4)), `case ${i} table`).toEqual(Array.from(parsed.leafTable));
+        const first = new Uint32Array(memory.buffer, layout.blockFirstAt, B + 1);
+        for (let b = 0; b < B; b++) expect(first[b], `case ${i} block ${b}`).toBe(parsed.blocks[b]!.firstLeaf);
+        expect(first[B]).toBe(parsed.leafCount);
+      }
+    }
+    expect(resumed).toBeGreaterThan(600);
   }, 120_000);
 
   it("agrees per layout (the four-at-a-time leaf paths, the MIXED level walk): valid, mutated, padding, header and split-map faults", () => {
