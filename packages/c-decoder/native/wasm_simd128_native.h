@@ -38,6 +38,8 @@ SGFP4__SIMD v128_t wasm_i16x8_splat(short x) { return (v128_t)(sgfp4__i16x8){x, 
 SGFP4__SIMD v128_t wasm_i32x4_splat(int x) { return (v128_t){x, x, x, x}; }
 SGFP4__SIMD v128_t wasm_f32x4_splat(float x) { return (v128_t)(sgfp4__f32x4){x, x, x, x}; }
 SGFP4__SIMD unsigned wasm_u32x4_extract_lane(v128_t a, int i) { return ((sgfp4__u32x4)a)[i]; }
+SGFP4__SIMD int wasm_i32x4_extract_lane(v128_t a, int i) { return a[i]; }
+SGFP4__SIMD v128_t wasm_i32x4_make(int a, int b, int c, int d) { return (v128_t){a, b, c, d}; }
 
 /* shuffles with constant lane indices; swizzle with run-time ones (an index >= 16 gives 0) */
 #define wasm_i8x16_shuffle(a, b, ...) ((v128_t)__builtin_shufflevector((sgfp4__i8x16)(a), (sgfp4__i8x16)(b), __VA_ARGS__))

@@ -4,11 +4,14 @@
  * or through an output band.
  */
 /*
- * Expand `count` leaves. Output element (r, c) goes to out[(r - row_base) * cols + c], which lets
- * the caller decode a band of macroblock rows into a small buffer.
+ * Expand `count` leaves into a window of the output: element (r, c) goes to
+ * out[(r - row_base) * stride + (c - col_base)], which lets the caller decode a band of macroblock
+ * rows, or a run of macroblocks of one row, into a small buffer. Leaves are cropped to the
+ * tensor's rows x cols; the window must hold every kept element of the leaves' blocks.
  */
-__attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *table, u32 count, float *out, u32 rows,
-                                                                   u32 cols, u32 tiles_x, u32 row_base) {
+__attribute__((export_name("decode_leaves_window"))) void decode_leaves_window(const u32 *table, u32 count, float *out,
+                                                                               u32 stride, u32 rows, u32 cols, u32 tiles_x,
+                                                                               u32 row_base, u32 col_base) {
   u32 cached_block = ~0u, by = 0, bx = 0, block_offset = 0, block_inside = 0;
   for (u32 n = 0; n < count; n++, table += 4) {
     const u32 block = table[0], geometry = table[1], params = table[2];
@@ -19,7 +22,7 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
       bx = block - by * tiles_x;
       /* a block wholly inside the tensor needs no per-leaf crop checks */
       block_inside = by * 64u + 64u <= rows && bx * 64u + 64u <= cols && by < (1u << 25) && bx < (1u << 25);
-      block_offset = (by * 64u - row_base) * cols + bx * 64u;
+      block_offset = (by * 64u - row_base) * stride + bx * 64u - col_base;
     }
     u32 lg = sgfp4_geometry_log2(geometry);
     if (lg < 2u || lg > 6u) continue; /* the parser never emits these; never index with them */
@@ -27,15 +30,15 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
     const u32 y = sgfp4_geometry_y(geometry), x = sgfp4_geometry_x(geometry);
     float *dst;
     if (block_inside && y + size <= 64u && x + size <= 64u) {
-      dst = out + (block_offset + y * cols + x); /* same u32 sum as the general path below */
+      dst = out + (block_offset + y * stride + x); /* same u32 sum as the general path below */
     } else {
       const u32 r0 = by * 64u + y, c0 = bx * 64u + x;
       if (r0 >= rows || c0 >= cols) continue;
-      dst = out + ((r0 - row_base) * cols + c0);
+      dst = out + ((r0 - row_base) * stride + c0 - col_base);
       const u32 keep_rows = rows - r0 < size ? rows - r0 : size;
       const u32 keep_cols = cols - c0 < size ? cols - c0 : size;
       if (keep_rows != size || keep_cols != size) {
-        leaf_cropped(payload, dst, cols, lg, mode, keep_rows, keep_cols, half_to_float(sgfp4_params_scale_bits(params)),
+        leaf_cropped(payload, dst, stride, lg, mode, keep_rows, keep_cols, half_to_float(sgfp4_params_scale_bits(params)),
                      half_to_float(sgfp4_params_bias_bits(params)));
         continue;
       }
@@ -58,7 +61,7 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
         const v128_t c0 = codes_4x4(payload, mode), c1 = codes_4x4((const u8 *)table[7], sgfp4_geometry_mode(table[5]));
         const v128_t c2 = codes_4x4((const u8 *)table[11], sgfp4_geometry_mode(table[9]));
         const v128_t c3 = codes_4x4((const u8 *)table[15], sgfp4_geometry_mode(table[13]));
-        store_four_4x4(c0, c1, c2, c3, s0, b0, s1, b1, s2, b2, s3, b3, dst, cols, quad);
+        store_four_4x4(c0, c1, c2, c3, s0, b0, s1, b1, s2, b2, s3, b3, dst, stride, quad);
         n += 3u;
         table += 12;
         continue;
@@ -72,10 +75,10 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
       LEAF_SCALE_BIAS(table[6], sb, bb);
       CODES_8x8(payload, mode, ka0, ka1, ka2, ka3);
       CODES_8x8((const u8 *)table[7], sgfp4_geometry_mode(table[5]), kb0, kb1, kb2, kb3);
-      ROWS_PAIR_8x8(dst, cols, ka0, sa, ba, kb0, sb, bb);
-      ROWS_PAIR_8x8(dst + 2 * cols, cols, ka1, sa, ba, kb1, sb, bb);
-      ROWS_PAIR_8x8(dst + 4 * cols, cols, ka2, sa, ba, kb2, sb, bb);
-      ROWS_PAIR_8x8(dst + 6 * cols, cols, ka3, sa, ba, kb3, sb, bb);
+      ROWS_PAIR_8x8(dst, stride, ka0, sa, ba, kb0, sb, bb);
+      ROWS_PAIR_8x8(dst + 2 * stride, stride, ka1, sa, ba, kb1, sb, bb);
+      ROWS_PAIR_8x8(dst + 4 * stride, stride, ka2, sa, ba, kb2, sb, bb);
+      ROWS_PAIR_8x8(dst + 6 * stride, stride, ka3, sa, ba, kb3, sb, bb);
       n += 1u;
       table += 4;
       continue;
@@ -100,7 +103,7 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
       const v128_t t0 = wasm_i8x16_swizzle(
           t158_of, wasm_v128_and(wasm_i8x16_shuffle(nib0, nib0, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), pick));
       if (lg == 2u) {
-        place16(dst, cols, 2, 0, wasm_v128_bitselect(t0, f0, is_t158), vscale, vbias);
+        place16(dst, stride, 2, 0, wasm_v128_bitselect(t0, f0, is_t158), vscale, vbias);
         continue;
       }
       /* 8x8: FP4 uses 32 bytes, T158 16. The second chunk of a T158 leaf may lie past the stream
@@ -116,16 +119,22 @@ __attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *tabl
           t158_of, wasm_v128_and(wasm_i8x16_shuffle(nib1, nib1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), pick));
       const v128_t t3 = wasm_i8x16_swizzle(
           t158_of, wasm_v128_and(wasm_i8x16_shuffle(nib1, nib1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), pick));
-      place16(dst, cols, 3, 0, wasm_v128_bitselect(t0, f0, is_t158), vscale, vbias);
-      place16(dst, cols, 3, 16, wasm_v128_bitselect(t1, wasm_i16x8_shl(nib1, 4), is_t158), vscale, vbias);
-      place16(dst, cols, 3, 32, wasm_v128_bitselect(t2, wasm_i16x8_shl(nib2, 4), is_t158), vscale, vbias);
-      place16(dst, cols, 3, 48, wasm_v128_bitselect(t3, wasm_i16x8_shl(nib3, 4), is_t158), vscale, vbias);
+      place16(dst, stride, 3, 0, wasm_v128_bitselect(t0, f0, is_t158), vscale, vbias);
+      place16(dst, stride, 3, 16, wasm_v128_bitselect(t1, wasm_i16x8_shl(nib1, 4), is_t158), vscale, vbias);
+      place16(dst, stride, 3, 32, wasm_v128_bitselect(t2, wasm_i16x8_shl(nib2, 4), is_t158), vscale, vbias);
+      place16(dst, stride, 3, 48, wasm_v128_bitselect(t3, wasm_i16x8_shl(nib3, 4), is_t158), vscale, vbias);
       continue;
     }
-    big_leaf(payload, dst, cols, lg, mode, vscale, vbias);
+    big_leaf(payload, dst, stride, lg, mode, vscale, vbias);
   }
 }
 
+
+/* The whole width: element (r, c) goes to out[(r - row_base) * cols + c]. */
+__attribute__((export_name("decode_leaves"))) void decode_leaves(const u32 *table, u32 count, float *out, u32 rows,
+                                                                   u32 cols, u32 tiles_x, u32 row_base) {
+  decode_leaves_window(table, count, out, cols, rows, cols, tiles_x, row_base, 0);
+}
 
 /*
  * Output bands. Writing each leaf straight into a large output sends 64 to 256 bytes to each of

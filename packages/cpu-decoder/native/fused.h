@@ -227,11 +227,14 @@ static inline __attribute__((always_inline)) int uniform_rows_record(const u8 *i
  */
 /* Records b0..b1-1 of a stream whose header checks passed (base: its record region); prev: the
  * offset of record b0-1, or -1. Inner blocks go to `band` when chunk_blocks != 0, else straight to
- * `out`, which holds output rows from row_base on; edge blocks always go to `out`. 0 ok, -1 not ok. */
+ * `out`, a window of the output (element (r, c) at out[(r - row_base) * out_stride + c - col_base]);
+ * edge blocks always go to `out`. With a band, out is the whole output (out_stride = cols, no
+ * base). 0 ok, -1 not ok. */
 static int decode_records(const u8 *in, u32 len, u32 base, u32 b0, u32 b1, long long prev, u32 *scratch, float *out,
-                          u32 rows, u32 cols, u32 tiles_x, u32 row_base, float *band, u32 chunk_blocks) {
+                          u32 out_stride, u32 rows, u32 cols, u32 tiles_x, u32 row_base, u32 col_base, float *band,
+                          u32 chunk_blocks) {
   /* chunk_blocks 0: no band, inner blocks are written straight to `out` (outputs that fit in cache) */
-  const u32 banded = chunk_blocks != 0u, stride = banded ? chunk_blocks * 64u : cols;
+  const u32 banded = chunk_blocks != 0u, stride = banded ? chunk_blocks * 64u : out_stride;
   u32 chunk_by = b0 / tiles_x, chunk_bx0 = b0 - chunk_by * tiles_x, chunk_inside = 0; /* band: blocks chunk_bx0.. of row chunk_by */
   for (u32 b = b0; b < b1; b++) {
     const long long start = v2_record_start(in, len, base, b, &prev);
@@ -246,12 +249,12 @@ static int decode_records(const u8 *in, u32 len, u32 base, u32 b0, u32 b1, long 
       /* addr_base = in: the payload addresses are absolute, as decode_leaves reads them */
       const int n = v2_record(in, len, (u32)start, b, scratch, 256u, (u32)in);
       if (n < 0) return -1;
-      decode_leaves(scratch, (u32)n, out, rows, cols, tiles_x, row_base);
+      decode_leaves_window(scratch, (u32)n, out, out_stride, rows, cols, tiles_x, row_base, col_base);
       continue;
     }
     /* inside blocks of a row come first and contiguous: the band's copied width grows by one */
     chunk_inside = bx - chunk_bx0 + 1u;
-    float *dst = banded ? band + (bx - chunk_bx0) * 64u : out + ((by * 64u - row_base) * cols + bx * 64u);
+    float *dst = banded ? band + (bx - chunk_bx0) * 64u : out + ((by * 64u - row_base) * out_stride + bx * 64u - col_base);
     int ok;
     switch (load32(in + start)) {
       case 1: ok = uniform_rows_record(in, len, (u32)start, dst, stride, 5); break;
@@ -276,20 +279,20 @@ __attribute__((export_name("validate_decode_v2"))) int validate_decode_v2(const 
                                                                           float *band, u32 chunk_blocks) {
   const u32 base = v2_record_base(in, len, blocks);
   if (!base) return -1;
-  return decode_records(in, len, base, 0, blocks, -1, scratch, out, rows, cols, tiles_x, 0, band, chunk_blocks);
+  return decode_records(in, len, base, 0, blocks, -1, scratch, out, cols, rows, cols, tiles_x, 0, 0, band, chunk_blocks);
 }
 
 /*
- * The same one pass over records b0..b1-1 only, written to `out` holding output rows from row_base
- * on: decode() expands a band of macroblock rows at a time into cache-sized scratch this way.
+ * The same one pass over records b0..b1-1 only, written to a window of the output (element (r, c)
+ * at out[(r - row_base) * stride + c - col_base]): decode() expands a band of macroblock rows, or a
+ * run of macroblocks of one row for wide tensors, at a time into cache-sized scratch this way.
  * Records before b0 must have been accepted by earlier calls (their offsets order this one).
  */
-__attribute__((export_name("validate_decode_v2_rows"))) int validate_decode_v2_rows(const u8 *in, u32 len, u32 blocks, u32 b0,
-                                                                                    u32 b1, u32 *scratch, float *out,
-                                                                                    u32 rows, u32 cols, u32 tiles_x,
-                                                                                    u32 row_base) {
+__attribute__((export_name("validate_decode_v2_window"))) int validate_decode_v2_window(
+    const u8 *in, u32 len, u32 blocks, u32 b0, u32 b1, u32 *scratch, float *out, u32 stride, u32 rows, u32 cols,
+    u32 tiles_x, u32 row_base, u32 col_base) {
   const u32 base = v2_record_base(in, len, blocks);
   if (!base || b0 > b1 || b1 > blocks) return -1;
   const long long prev = b0 ? (long long)load32(in + 16u + 4u * (b0 - 1u)) : -1;
-  return decode_records(in, len, base, b0, b1, prev, scratch, out, rows, cols, tiles_x, row_base, 0, 0);
+  return decode_records(in, len, base, b0, b1, prev, scratch, out, stride, rows, cols, tiles_x, row_base, col_base, 0, 0);
 }

@@ -7,16 +7,6 @@
  * block_first[b] receives the first leaf of block b, block_first[B] the leaf count.
  */
 
-/* The padding of a payload of `used` bytes lies in its last 16-byte chunk (it is under 16 bytes):
- * bytes (used & 15)..15 of that chunk must be zero; none when used is a multiple of 16. Returns
- * those bytes (all zero when valid). Branch-free, since FP4 and T158 leaves alternate at random. */
-static inline v128_t padding_bytes(const u8 *last_chunk, u32 used) {
-  const v128_t iota = wasm_i8x16_const(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-  const u32 first_pad = (used & 15u) ? (used & 15u) : 16u;
-  const v128_t pad = wasm_u8x16_ge(iota, wasm_i8x16_splat((signed char)first_pad));
-  return wasm_v128_and(wasm_v128_load(last_chunk), pad);
-}
-
 __attribute__((export_name("validate_v1"))) int validate_v1(const u8 *in, u32 len, u32 blocks, u32 *table, u32 table_cap,
                                                             u32 addr_base, u32 *block_first) {
   if ((u64)len != (u64)blocks * (8u + SGFP4_V1_PAYLOAD_BYTES) || blocks > table_cap) return -1; /* header + offset word + slot */
@@ -73,36 +63,88 @@ static inline long long v2_record_start(const u8 *in, u32 len, u32 base, u32 b, 
   return (long long)start64;
 }
 
-/* One leaf of a record: header i checked (reserved bits, non-finite halves and nonzero padding
- * gathered branch-free in bad / bad_padding, judged once per record: valid streams are the fast
- * case; only the bound check, which keeps every read inside the stream, branches), its entry
- * written to t[i]. */
-#define V2_LEAF(i, y, x, lg)                                                                                      \
+/* One leaf of side 8 or more, header at `hdr`: checked (reserved bits and non-finite halves
+ * gathered branch-free in bad, judged once per record: valid streams are the fast case), its entry
+ * written to t[0..3], t and hdr advanced. Payloads of these sizes are whole 16-byte chunks (no
+ * padding), so none is read here: the bound check keeps the offsets inside the stream. */
+#define V2_LEAF(y, x, lg)                                                                                        \
   do {                                                                                                          \
-    const u32 h_ = load32(in + headers_at + 4u * (i));                                                          \
+    const u32 h_ = load32(in + hdr);                                                                            \
     bad |= (h_ & SGFP4_V2_LEAF_RESERVED_MASK) | (u32)half_nonfinite(sgfp4_params_scale_bits(h_)) |              \
            (u32)half_nonfinite(h_ & SGFP4_V2_BIAS_MASK);                                                        \
     const u32 mode_ = h_ & SGFP4_V2_LEAF_MODE_MASK, used_ = sgfp4_leaf_payload_bytes(lg, mode_);                \
-    const u32 padded_ = (used_ + 15u) & ~15u;                                                                   \
-    if (p + padded_ > len) return -1;                                                                           \
-    bad_padding = wasm_v128_or(bad_padding, padding_bytes(in + (u32)p + padded_ - 16u, used_));                 \
-    t[4 * (i)] = b;                                                                                             \
-    t[4 * (i) + 1] = sgfp4_geometry_pack(y, x, lg, mode_);                                                      \
-    t[4 * (i) + 2] = sgfp4_v2_header_params(h_);                                                                \
-    t[4 * (i) + 3] = (u32)p + addr_base;                                                                        \
-    p += padded_;                                                                                               \
+    if (p + used_ > len) return -1;                                                                             \
+    t[0] = b, t[1] = sgfp4_geometry_pack(y, x, lg, mode_), t[2] = sgfp4_v2_header_params(h_), t[3] = (u32)p + addr_base; \
+    t += 4, hdr += 4u, p += used_;                                                                              \
   } while (0)
 
+/*
+ * Four leaves of side 2^lg with consecutive headers at `hdr` and payloads from p (geo: their
+ * geometry words without the mode bit), at once: headers checked together (bits set in *bad for a
+ * reject), payload offsets from a prefix sum of their sizes, four table entries written with v128
+ * stores. 4x4 payloads take 16 bytes each, whose padding is checked here: the caller bounds
+ * p + 64 <= len first. Larger payloads (whole 16-byte chunks) are not read: the caller bounds the
+ * returned offset. Returns the payload offset after the four.
+ */
+static inline __attribute__((always_inline)) u64 four_leaves(const u8 *in, u32 hdr, u64 p, u32 lg, v128_t geo, u32 b,
+                                                             u32 addr_base, u32 *t, v128_t *bad) {
+  const v128_t exponent = wasm_i16x8_splat(SGFP4_HALF_EXPONENT_MASK);
+  const v128_t h = wasm_v128_load(in + hdr);
+  v128_t wrong = wasm_v128_or(wasm_v128_and(h, wasm_i32x4_splat(SGFP4_V2_LEAF_RESERVED_MASK)), wasm_i16x8_eq(wasm_v128_and(h, exponent), exponent));
+  const v128_t mode = wasm_v128_and(h, wasm_i32x4_splat(SGFP4_V2_LEAF_MODE_MASK));
+  v128_t size;
+  if (lg == 2u) {
+    /* FP4 uses bytes 0..7 of its 16, T158 0..3: the rest must be zero */
+    const v128_t pad_fp4 = wasm_i32x4_const(0, 0, -1, -1), pad_t158 = wasm_i32x4_const(0, -1, -1, -1);
+    const v128_t t158 = wasm_i32x4_sub(wasm_i32x4_const(0, 0, 0, 0), mode);
+    const u8 *q = in + (u32)p;
+    wrong = wasm_v128_or(wrong, wasm_v128_and(wasm_v128_load(q), wasm_v128_bitselect(pad_t158, pad_fp4, wasm_i32x4_shuffle(t158, t158, 0, 0, 0, 0))));
+    wrong = wasm_v128_or(wrong, wasm_v128_and(wasm_v128_load(q + 16), wasm_v128_bitselect(pad_t158, pad_fp4, wasm_i32x4_shuffle(t158, t158, 1, 1, 1, 1))));
+    wrong = wasm_v128_or(wrong, wasm_v128_and(wasm_v128_load(q + 32), wasm_v128_bitselect(pad_t158, pad_fp4, wasm_i32x4_shuffle(t158, t158, 2, 2, 2, 2))));
+    wrong = wasm_v128_or(wrong, wasm_v128_and(wasm_v128_load(q + 48), wasm_v128_bitselect(pad_t158, pad_fp4, wasm_i32x4_shuffle(t158, t158, 3, 3, 3, 3))));
+    size = wasm_i32x4_splat(16);
+  } else {
+    /* FP4 size^2 / 2 bytes, T158 half that: no padding at these sizes */
+    size = wasm_i32x4_sub(wasm_i32x4_splat((int)(1u << (2u * lg - 1u))), wasm_i32x4_shl(mode, 2u * lg - 2u));
+  }
+  *bad = wasm_v128_or(*bad, wrong);
+  const v128_t zero = wasm_i32x4_const(0, 0, 0, 0);
+  const v128_t run = wasm_i32x4_add(size, wasm_i32x4_shuffle(zero, size, 0, 4, 5, 6));   /* s0, s0+s1, s1+s2, s2+s3 */
+  const v128_t upto = wasm_i32x4_add(run, wasm_i32x4_shuffle(zero, run, 0, 1, 4, 5));    /* inclusive prefix sums */
+  const v128_t addr = wasm_i32x4_add(wasm_i32x4_splat((int)((u32)p + addr_base)), wasm_i32x4_sub(upto, size));
+  const v128_t geom = wasm_v128_or(geo, wasm_i32x4_shl(mode, 15));
+  const v128_t params = wasm_v128_and(h, wasm_i32x4_splat((int)SGFP4_V2_LEAF_PARAMS_MASK));
+  const v128_t block = wasm_i32x4_splat((int)b);
+  /* transpose [block | geom | params | addr] into four entries */
+  const v128_t bg_lo = wasm_i32x4_shuffle(block, geom, 0, 4, 1, 5), pa_lo = wasm_i32x4_shuffle(params, addr, 0, 4, 1, 5);
+  const v128_t bg_hi = wasm_i32x4_shuffle(block, geom, 2, 6, 3, 7), pa_hi = wasm_i32x4_shuffle(params, addr, 2, 6, 3, 7);
+  wasm_v128_store(t, wasm_i32x4_shuffle(bg_lo, pa_lo, 0, 1, 4, 5));
+  wasm_v128_store(t + 4, wasm_i32x4_shuffle(bg_lo, pa_lo, 2, 3, 6, 7));
+  wasm_v128_store(t + 8, wasm_i32x4_shuffle(bg_hi, pa_hi, 0, 1, 4, 5));
+  wasm_v128_store(t + 12, wasm_i32x4_shuffle(bg_hi, pa_hi, 2, 3, 6, 7));
+  return p + (u32)wasm_i32x4_extract_lane(upto, 3);
+}
+
+/* Bits k.. of a MIXED split map held as lo (bits 0..63) and hi (bits 64..95); k <= 95. */
+static inline u64 map_from(u64 lo, u64 hi, u32 k) {
+  return k < 64u ? (lo >> k) | ((hi << 1) << (63u - k)) : hi >> (k - 64u);
+}
+
+/* Geometry words (no mode bit) of the four children of the node of side 2^(lg+1) at (y, x), of side 2^lg, in TL, TR, BL, BR order. */
+static inline v128_t children_geometry(u32 y, u32 x, u32 lg) {
+  const int s = (int)(1u << lg);
+  return wasm_i32x4_add(wasm_i32x4_splat((int)sgfp4_geometry_pack(y, x, lg, 0)), wasm_i32x4_make(0, s << 6, s, s + (s << 6)));
+}
+
 /* Validate the record at `start` (block b) and write its leaves to t (at most cap); the leaf
- * count, or -1 for "not ok". Uniform layouts place leaf i row-major; a MIXED record's split map
- * is walked in pre-order (TL, TR, BL, BR) without a stack, one leaf per step, as its headers are
- * checked. The walk keeps the Morton index m of the current node's first 4x4 cell (x in the even
- * bits, y in the odd ones: child order TL, TR, BL, BR is Morton order). After a leaf of side
- * 2^lg, the next node in pre-order starts at m + 4^(lg-2), and its side is fixed by how many
- * base-4 digits of that index are zero (the carry stopped at the first ancestor that was not a
- * last child). Each split turns one node into four, so a map whose set bits are all reached has
- * 1 + 3 * popcount leaves: that count places the payloads before the walk, and a map with set
- * bits the walk does not reach is rejected after it. */
+ * count, or -1 for "not ok". Uniform layouts place leaf i row-major, four at a time; a MIXED
+ * record's split map is walked in pre-order (TL, TR, BL, BR) by nested loops over its levels,
+ * reading the map bit by bit in the same order (one bit per node of side 8 and up that the walk
+ * reaches). A 16x16 node split into four 8x8 leaves, and an 8x8 node split into four 4x4 leaves,
+ * take four_leaves; other leaves one at a time. Each split turns one node into four, so a map whose
+ * set bits are all reached has 1 + 3 * popcount leaves: that count places the payloads before the
+ * walk (and bounds what it writes), and a map with set bits the walk does not reach is rejected
+ * after it. */
 static inline __attribute__((always_inline)) int v2_record(const u8 *in, u32 len, u32 start, u32 b, u32 *t, u32 cap,
                                                            u32 addr_base) {
   const u32 sb = load32(in + start);
@@ -126,50 +168,102 @@ static inline __attribute__((always_inline)) int v2_record(const u8 *in, u32 len
   if (payload_start > len) return -1;
   if (!all_zero(in, (u32)headers_end, (u32)payload_start)) return -1;
   u64 p = payload_start;
-  u32 bad = 0;
-  v128_t bad_padding = wasm_i32x4_const(0, 0, 0, 0);
-  if (layout != 4u) {
+  u32 bad = 0, hdr = headers_at;
+  v128_t bad4 = wasm_i32x4_const(0, 0, 0, 0);
+  if (layout != 4u && n == 1u) {
+    V2_LEAF(0u, 0u, 6u);
+  } else if (layout != 4u) {
     const u32 row_shift = 6u - lg, per_row = 64u >> lg; /* per_row is a power of two: shifts, not divisions */
-    for (u32 i = 0; i < n; i++) V2_LEAF(i, (i >> row_shift) << lg, (i & (per_row - 1u)) << lg, lg);
-  } else {
-    /* three words as scalars: a local array would need a stack, and this module has none */
-#define MAP_BIT(k) ((((k) < 32u ? map0 : (k) < 64u ? map1 : map2) >> ((k) & 31u)) & 1u)
-    u32 bit = 0, m = 0, i = 0;
-    for (;;) {
-      if (lg > 2u && MAP_BIT(bit)) { /* split: the first child starts at the same cell */
-        bit++, lg--;
-        continue;
-      }
-      if (lg > 2u) bit++;
-      if (i >= n) return -1; /* cannot happen (each leaf past the first takes a set bit); kept for t's bound */
-      V2_LEAF(i, morton_compact(m >> 1) << 2, morton_compact(m) << 2, lg);
-      i++;
-      m += 1u << (2u * (lg - 2u));
-      if (m >= 256u) break;
-      lg = 2u + ((u32)__builtin_ctz(m) >> 1);
+    const v128_t fixed = wasm_i32x4_splat((int)sgfp4_geometry_pack(0, 0, lg, 0));
+    for (u32 i = 0; i < n; i += 4u, t += 16, hdr += 16u) {
+      if (lg == 2u && p + 64u > len) return -1; /* 4x4 padding is read */
+      const v128_t index = wasm_i32x4_add(wasm_i32x4_splat((int)i), wasm_i32x4_const(0, 1, 2, 3));
+      const v128_t geo = wasm_v128_or(fixed, wasm_v128_or(wasm_i32x4_shl(wasm_u32x4_shr(index, row_shift), lg),
+                                                          wasm_i32x4_shl(wasm_v128_and(index, wasm_i32x4_splat((int)(per_row - 1u))), lg + 6u)));
+      p = four_leaves(in, hdr, p, lg, geo, b, addr_base, t, &bad4);
     }
-    for (u32 k = bit; k < 96u; k++) if (MAP_BIT(k)) return -1;
-#undef MAP_BIT
-    if (i != n) return -1;
+    if (p > len) return -1;
+  } else {
+    const u64 lo = (u64)map0 | ((u64)map1 << 32), hi = map2;
+    u32 bit = 1;
+    if (!(map0 & 1u)) {
+      V2_LEAF(0u, 0u, 6u);
+    } else {
+      for (u32 q32 = 0; q32 < 4u; q32++) {
+        const u32 y32 = (q32 >> 1) * 32u, x32 = (q32 & 1u) * 32u;
+        if (!(map_from(lo, hi, bit++) & 1u)) {
+          V2_LEAF(y32, x32, 5u);
+          continue;
+        }
+        for (u32 q16 = 0; q16 < 4u; q16++) {
+          const u32 y16 = y32 + (q16 >> 1) * 16u, x16 = x32 + (q16 & 1u) * 16u;
+          const u64 bits = map_from(lo, hi, bit);
+          if (!(bits & 1u)) {
+            bit++;
+            V2_LEAF(y16, x16, 4u);
+            continue;
+          }
+          const u32 splits = (u32)(bits >> 1) & 15u; /* the four 8x8 children's bits */
+          bit += 5u;
+          if (!splits) {
+            p = four_leaves(in, hdr, p, 3u, children_geometry(y16, x16, 3u), b, addr_base, t, &bad4);
+            t += 16, hdr += 16u;
+            if (p > len) return -1;
+            continue;
+          }
+          for (u32 q8 = 0; q8 < 4u; q8++) {
+            const u32 y8 = y16 + (q8 >> 1) * 8u, x8 = x16 + (q8 & 1u) * 8u;
+            if (!((splits >> q8) & 1u)) {
+              V2_LEAF(y8, x8, 3u);
+              continue;
+            }
+            if (p + 64u > len) return -1;
+            p = four_leaves(in, hdr, p, 2u, children_geometry(y8, x8, 2u), b, addr_base, t, &bad4);
+            t += 16, hdr += 16u;
+          }
+        }
+      }
+    }
+    /* set bits past the last one the walk read (never reached) */
+    if ((bit < 64u ? lo >> bit : 0u) | (bit <= 64u ? hi : hi >> (bit - 64u))) return -1;
+    if ((hdr - headers_at) >> 2 != n) return -1;
   }
-  return bad || wasm_v128_any_true(bad_padding) ? -1 : (int)n;
+  return bad || wasm_v128_any_true(bad4) ? -1 : (int)n;
 }
 #undef V2_LEAF
 
-__attribute__((export_name("validate_v2"))) int validate_v2(const u8 *in, u32 len, u32 blocks, u32 *table, u32 table_cap,
-                                                            u32 addr_base, u32 *block_first) {
-  const u32 base = v2_record_base(in, len, blocks);
-  if (!base) return -1;
-  u32 count = 0;
-  long long prev = -1;
-  for (u32 b = 0; b < blocks; b++) {
+/*
+ * validate_v2 over a stream whose first `avail` bytes (of len) have been copied so far, from record
+ * b on (the JS side copies the stream in slices and validates each while it is in cache). Returns
+ * the record it stopped at, blocks when done (block_first[blocks] = the leaf count), or -1 for "not
+ * ok". A record is judged against avail: every check is "some end > limit", so a record accepted
+ * against avail is accepted against len with the same leaves, and one rejected while avail < len
+ * is retried once more bytes are in (a stop, not a verdict). block_first[b] holds the leaves
+ * before record b when it stops there; records before b were accepted by earlier calls.
+ */
+__attribute__((export_name("validate_v2_from"))) int validate_v2_from(const u8 *in, u32 len, u32 avail, u32 blocks, u32 b,
+                                                                      u32 *table, u32 table_cap, u32 addr_base,
+                                                                      u32 *block_first) {
+  if (avail > len || b > blocks) return -1;
+  const u32 base = v2_record_base(in, avail, blocks);
+  if (!base) return avail < len ? (int)b : -1;
+  u32 count = b ? block_first[b] : 0u;
+  long long prev = b ? (long long)load32(in + 16u + 4u * (b - 1u)) : -1;
+  for (; b < blocks; b++) {
     const long long start = v2_record_start(in, len, base, b, &prev);
     if (start < 0) return -1;
-    const int n = v2_record(in, len, (u32)start, b, table + 4ull * count, table_cap - count, addr_base);
-    if (n < 0) return -1;
     block_first[b] = count;
+    if ((u64)start + 16u > avail && avail < len) return (int)b;
+    const int n = v2_record(in, avail, (u32)start, b, table + 4ull * count, table_cap - count, addr_base);
+    if (n < 0) return avail < len ? (int)b : -1;
     count += (u32)n;
   }
   block_first[blocks] = count;
-  return (int)count;
+  return (int)blocks;
+}
+
+/* The whole stream at once: the leaf count, or -1. */
+__attribute__((export_name("validate_v2"))) int validate_v2(const u8 *in, u32 len, u32 blocks, u32 *table, u32 table_cap,
+                                                            u32 addr_base, u32 *block_first) {
+  return validate_v2_from(in, len, len, blocks, 0, table, table_cap, addr_base, block_first) < 0 ? -1 : (int)block_first[blocks];
 }

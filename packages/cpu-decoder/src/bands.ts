@@ -1,50 +1,82 @@
 /**
- * The band loop: the kernel expands a band of macroblock rows (about 256 KiB of f32) at address 0
- * of its memory, and the band is copied into the output while it is still in cache (converted to
- * f16/bf16 there first). Every route that writes a caller's plain array goes through it; the
- * parallel entry hands the same bands to workers.
+ * The band loop: the kernel expands a band at address 0 of its memory (about 256 KiB of f32: a
+ * few macroblock rows, or for wide tensors a run of macroblocks of one row), and the band is
+ * copied into the output while it is still in cache (converted to f16/bf16 there first). Every
+ * route that writes a caller's plain array goes through it; the parallel entry hands the same
+ * bands to workers.
  */
 import type { KernelExports } from "./kernel.js";
 import type { DecodedArray, OutputFormat } from "./options.js";
-import { emitBand } from "./output.js";
+import { BandRows } from "./output.js";
 
 /** Target size of one band's f32 output: fits in L2 next to the inputs. */
 export const BAND_TARGET_BYTES = 256 * 1024;
 
-/** A run of macroblock rows [by0, by1): output rows [rowBase, rowBase + keptRows). */
+/**
+ * Macroblock rows [by0, by1) x macroblock columns [bx0, bx1): output rows [rowBase, rowBase +
+ * keptRows) x columns [colBase, colBase + keptCols), records [b0, b1) (contiguous: a band spans
+ * the whole width or lies in one macroblock row). In the band area element (r, c) lies at
+ * (r - rowBase) * stride + c - colBase.
+ */
 export interface Band {
   by0: number;
   by1: number;
+  bx0: number;
+  bx1: number;
+  b0: number;
+  b1: number;
   rowBase: number;
+  colBase: number;
   keptRows: number;
+  keptCols: number;
+  stride: number;
 }
-
-/** Macroblock rows per band for a tensor `cols` wide (at least one). */
-export function bandBlockRows(tilesY: number, cols: number): number {
-  return Math.max(1, Math.min(tilesY, Math.floor(BAND_TARGET_BYTES / (64 * cols * 4))));
-}
-
-/** Bytes of one band: the f32 area a route reserves at address 0. */
-export const bandBytes = (tilesY: number, cols: number) => bandBlockRows(tilesY, cols) * 64 * cols * 4;
 
 /**
- * A band is allocated before the stream is validated: very wide tensors (one macroblock row over
- * four times the target) take the routes that validate first.
+ * The band shape for a tensor `cols` wide: whole rows of macroblocks when one fits the target
+ * (stride = cols), else runs of macroblocks of one row (a 64-row x 4 KiB band: a wide tensor's
+ * macroblock row would be megabytes, out of cache, and each 4x4 leaf would touch rows tens of KiB
+ * apart).
  */
-export const bandFitsBeforeValidation = (cols: number) => 64 * cols * 4 <= 4 * BAND_TARGET_BYTES;
+function bandGrid(tilesY: number, tilesX: number, cols: number): { blockRows: number; blockCols: number; stride: number } {
+  if (64 * cols * 4 <= BAND_TARGET_BYTES) {
+    return { blockRows: Math.max(1, Math.min(tilesY, Math.floor(BAND_TARGET_BYTES / (64 * cols * 4)))), blockCols: tilesX, stride: cols };
+  }
+  const blockCols = Math.max(1, Math.min(tilesX, Math.floor(BAND_TARGET_BYTES / (64 * 64 * 4))));
+  return { blockRows: 1, blockCols, stride: blockCols * 64 };
+}
 
-export function bandsOf(tilesY: number, rows: number, cols: number): Band[] {
-  const step = bandBlockRows(tilesY, cols);
+/** Bytes of the largest band: the f32 area a route reserves at address 0 (at most ~256 KiB, whatever the shape). */
+export function bandBytes(tilesY: number, tilesX: number, cols: number): number {
+  const g = bandGrid(tilesY, tilesX, cols);
+  return g.blockRows * 64 * g.stride * 4;
+}
+
+export function bandsOf(tilesY: number, tilesX: number, rows: number, cols: number): Band[] {
+  const g = bandGrid(tilesY, tilesX, cols);
   const bands: Band[] = [];
-  for (let by0 = 0; by0 < tilesY; by0 += step) {
-    const by1 = Math.min(tilesY, by0 + step);
-    bands.push({ by0, by1, rowBase: by0 * 64, keptRows: Math.min(rows, by1 * 64) - by0 * 64 });
+  for (let by0 = 0; by0 < tilesY; by0 += g.blockRows) {
+    const by1 = Math.min(tilesY, by0 + g.blockRows);
+    for (let bx0 = 0; bx0 < tilesX; bx0 += g.blockCols) {
+      const bx1 = Math.min(tilesX, bx0 + g.blockCols);
+      bands.push({
+        by0, by1, bx0, bx1,
+        b0: by0 * tilesX + bx0,
+        b1: (by1 - 1) * tilesX + bx1,
+        rowBase: by0 * 64,
+        colBase: bx0 * 64,
+        keptRows: Math.min(rows, by1 * 64) - by0 * 64,
+        keptCols: Math.min(cols, bx1 * 64) - bx0 * 64,
+        stride: g.stride,
+      });
+    }
   }
   return bands;
 }
 
 export interface BandTarget {
   tilesY: number;
+  tilesX: number;
   rows: number;
   cols: number;
   format: OutputFormat;
@@ -53,16 +85,17 @@ export interface BandTarget {
 }
 
 /**
- * Run `expand` (the kernel writes the band's f32 rows at address 0, row base `band.rowBase`) over
+ * Run `expand` (the kernel writes the band's f32 values at address 0, as Band places them) over
  * every band and copy each into the output. null when `expand` reports a fault (false): the
  * caller then runs parse() for the exact error; a lazily allocated output is then never made.
  */
 export function runBands(kernel: KernelExports, memory: WebAssembly.Memory, t: BandTarget, expand: (band: Band) => boolean): DecodedArray | null {
   let out = typeof t.out === "function" ? null : t.out;
-  for (const band of bandsOf(t.tilesY, t.rows, t.cols)) {
+  const rows = new BandRows(kernel, memory.buffer, 0, t.format);
+  for (const band of bandsOf(t.tilesY, t.tilesX, t.rows, t.cols)) {
     if (!expand(band)) return null;
     out ??= (t.out as () => DecodedArray)();
-    emitBand(kernel, memory.buffer, 0, band.keptRows * t.cols, out, band.rowBase * t.cols, t.format);
+    rows.emit(band, out, t.cols);
   }
   return out ?? (t.out as () => DecodedArray)();
 }

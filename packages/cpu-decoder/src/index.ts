@@ -47,7 +47,7 @@ export function decode(bytes: Uint8Array, opts: DecodeOptions): DecodedArray {
   const format = formatOf(opts);
   const r = fastRequest(bytes, opts);
   if (r) {
-    const target = { tilesY: r.tilesY, rows: r.rows, cols: r.cols, format, out: () => allocateOutput(format, r.rows * r.cols) };
+    const target = { tilesY: r.tilesY, tilesX: r.tilesX, rows: r.rows, cols: r.cols, format, out: () => allocateOutput(format, r.rows * r.cols) };
     const out = r.profile === "v2" ? fusedBands(bytes, r, target) : validatedBands(bytes, r, target);
     if (out) return out;
   }
@@ -70,7 +70,7 @@ export function decodeInto(bytes: Uint8Array, opts: DecodeOptions, out: DecodedA
     if (inPlace === true) return;
     if (inPlace !== INVALID) {
       // the length is checked once the first band is known to be valid (parse() orders its errors so)
-      const target = { tilesY: r.tilesY, rows: r.rows, cols: r.cols, format, out: () => (checkOutLength(out, r.rows, r.cols), out) };
+      const target = { tilesY: r.tilesY, tilesX: r.tilesX, rows: r.rows, cols: r.cols, format, out: () => (checkOutLength(out, r.rows, r.cols), out) };
       if (r.profile === "v2" ? fusedBands(bytes, r, target) : validatedBands(bytes, r, target)) return;
     }
   }

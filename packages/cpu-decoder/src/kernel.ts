@@ -13,10 +13,14 @@ export interface KernelExports {
   /** Validating parsers (native/decode.c): the leaf count, or -1 for "not ok" (parse() then says why). */
   validate_v1(input: number, len: number, blocks: number, table: number, tableCap: number, addrBase: number, blockFirst: number): number;
   validate_v2(input: number, len: number, blocks: number, table: number, tableCap: number, addrBase: number, blockFirst: number): number;
+  /** validate_v2 over the first `avail` bytes copied so far, from record b on: the record it stopped at, blocks when done, -1 not ok. */
+  validate_v2_from(input: number, len: number, avail: number, blocks: number, b: number, table: number, tableCap: number, addrBase: number, blockFirst: number): number;
   /** Validate and expand a v2 stream record by record (0 ok, -1 not ok; `out` is then partly written). */
   validate_decode_v2(input: number, len: number, blocks: number, scratch: number, out: number, rows: number, cols: number, tilesX: number, band: number, chunkBlocks: number): number;
-  /** validate_decode_v2 over records b0..b1-1 into `out` holding output rows from rowBase on (no band). */
-  validate_decode_v2_rows(input: number, len: number, blocks: number, b0: number, b1: number, scratch: number, out: number, rows: number, cols: number, tilesX: number, rowBase: number): number;
+  /** decode_leaves into a window: element (r, c) at out + 4 * ((r - rowBase) * stride + c - colBase). */
+  decode_leaves_window(table: number, count: number, out: number, stride: number, rows: number, cols: number, tilesX: number, rowBase: number, colBase: number): void;
+  /** validate_decode_v2 over records b0..b1-1 into a window of the output, as decode_leaves_window places it (no band). */
+  validate_decode_v2_window(input: number, len: number, blocks: number, b0: number, b1: number, scratch: number, out: number, stride: number, rows: number, cols: number, tilesX: number, rowBase: number, colBase: number): number;
   /** Expand a validated v1 leaf table through an output band. */
   decode_v1_banded(table: number, blocks: number, out: number, rows: number, cols: number, tilesX: number, band: number, chunkBlocks: number): void;
   /** n floats at src -> n f16 / bf16 patterns (RNE) at dst; dst may equal src. */

@@ -109,11 +109,16 @@ export function fusedLayout(outBytes: number, streamBytes: number, tilesX: numbe
   return { scratchAt, bandAt, chunkBlocks, streamAt, totalBytes: streamAt + streamBytes + INPUT_SLACK_BYTES };
 }
 
+/** Slice of a v2 stream copied in per validate_v2_from call: validated while it is still in cache. */
+export const STREAM_SLICE_BYTES = 1 << 20;
+
 /**
  * Copy the stream into `buffer` and run the wasm validator: it applies every reject rule of
  * DECISIONS.md section 3 and writes the leaf table (payload addresses = addrBase + stream offset)
  * and the first leaf of each block. Returns the leaf count, or -1 when the stream is not valid
- * (or, never for valid streams, does not fit tableCap): the caller then runs parse().
+ * (or, never for valid streams, does not fit tableCap): the caller then runs parse(). A v2 stream
+ * is copied in slices, each validated right after its copy (validate_v2_from), while it is in
+ * cache: one pass over a stream larger than the cache would otherwise wait on memory per record.
  */
 export function validateInMemory(
   kernel: KernelExports,
@@ -123,8 +128,23 @@ export function validateInMemory(
   blockCount: number,
   layout: ValidatedLayout,
   addrBase: number,
+  sliceBytes = STREAM_SLICE_BYTES,
 ): number {
-  new Uint8Array(buffer, layout.streamAt, bytes.length).set(bytes);
-  const validate = profile === "v1" ? kernel.validate_v1 : kernel.validate_v2;
-  return validate(layout.streamAt, bytes.length, blockCount, layout.tableAt, layout.tableCap, addrBase, layout.blockFirstAt);
+  const len = bytes.length;
+  const into = new Uint8Array(buffer, layout.streamAt, len);
+  if (profile === "v1") {
+    into.set(bytes);
+    return kernel.validate_v1(layout.streamAt, len, blockCount, layout.tableAt, layout.tableCap, addrBase, layout.blockFirstAt);
+  }
+  let avail = Math.min(len, 32 + 4 * blockCount + sliceBytes); // the offset table and a first slice
+  into.set(bytes.subarray(0, avail));
+  for (let b = 0; ; ) {
+    b = kernel.validate_v2_from(layout.streamAt, len, avail, blockCount, b, layout.tableAt, layout.tableCap, addrBase, layout.blockFirstAt);
+    if (b < 0) return -1;
+    if (b === blockCount) return new Uint32Array(buffer, layout.blockFirstAt + 4 * blockCount, 1)[0]!;
+    if (avail === len) return -1; // never: with the whole stream in, the kernel answers done or -1
+    const end = Math.min(len, avail + sliceBytes);
+    into.set(bytes.subarray(avail, end), avail);
+    avail = end;
+  }
 }

@@ -22,16 +22,56 @@ export function checkOutLength(out: DecodedArray, rows: number, cols: number): v
   if (out.length !== rows * cols) throw new Sgfp4Error("INVALID_ARGUMENT", `out has ${out.length} elements, expected O*I = ${rows * cols}`);
 }
 
+/** A band's place in its memory and in the output (bands.ts Band). */
+export interface BandPlace {
+  rowBase: number;
+  colBase: number;
+  keptRows: number;
+  keptCols: number;
+  stride: number;
+}
+
 /**
- * Copy `count` f32 values the kernel wrote at byte `at` of `buffer` into `out` from element
- * `outAt`. For f16/bf16 the kernel first converts them in place (half the bytes to copy).
+ * Copies bands the kernel wrote at byte `at` of `buffer` into an output: one copy when a band
+ * spans the whole width, else one per row (the row views are made once per call and reused: a
+ * view costs about as much as copying a short row). For f16/bf16 the kernel first converts the
+ * band in place (half the bytes to copy; a row of `stride` f32 becomes `stride` u16 at half the offset).
  */
-export function emitBand(kernel: KernelExports, buffer: ArrayBufferLike, at: number, count: number, out: DecodedArray, outAt: number, format: OutputFormat): void {
-  if (format === "f32") {
-    out.set(new Float32Array(buffer, at, count), outAt);
-    return;
+export class BandRows {
+  private readonly views = new Map<number, DecodedArray[]>();
+  constructor(
+    private readonly kernel: KernelExports,
+    private readonly buffer: ArrayBufferLike,
+    private readonly at: number,
+    private readonly format: OutputFormat,
+  ) {}
+
+  emit(band: BandPlace, out: DecodedArray, cols: number): void {
+    const { keptRows, keptCols, stride } = band;
+    const half = this.format !== "f32";
+    if (half) {
+      const n = keptRows * stride;
+      if (this.format === "f16") this.kernel.convert_f16(this.at, this.at, n);
+      else this.kernel.convert_bf16(this.at, this.at, n);
+    }
+    const outAt = band.rowBase * cols + band.colBase;
+    if (keptCols === cols && stride === cols) {
+      out.set(half ? new Uint16Array(this.buffer, this.at, keptRows * cols) : new Float32Array(this.buffer, this.at, keptRows * cols), outAt);
+      return;
+    }
+    const views = this.rowViews(keptCols, stride, half);
+    for (let r = 0; r < keptRows; r++) out.set(views[r]!, outAt + r * cols);
   }
-  if (format === "f16") kernel.convert_f16(at, at, count);
-  else kernel.convert_bf16(at, at, count);
-  out.set(new Uint16Array(buffer, at, count), outAt);
+
+  private rowViews(keptCols: number, stride: number, half: boolean): DecodedArray[] {
+    let views = this.views.get(keptCols);
+    if (!views) {
+      views = [];
+      for (let r = 0; r < 64; r++) {
+        views.push(half ? new Uint16Array(this.buffer, this.at + r * stride * 2, keptCols) : new Float32Array(this.buffer, this.at + r * stride * 4, keptCols));
+      }
+      this.views.set(keptCols, views);
+    }
+    return views;
+  }
 }

@@ -3,7 +3,7 @@
  * into a shared WebAssembly.Memory; the calling thread and pooled workers take bands of macroblock
  * rows from a shared counter (dynamic: heavy bands do not hold up the others; a worker that starts
  * late finds the work done) and write disjoint rows of the output. Validation happens once: v2
- * records by the thread that expands them (one pass, validate_decode_v2_rows; each band also
+ * records by the thread that expands them (one pass, validate_decode_v2_window; each band also
  * checks that its first offset rises above the previous band's last), v1 streams by the caller
  * before the workers start. Small outputs are decoded on the calling thread alone (a worker round
  * trip costs more than they take). Bits equal decode()'s.
@@ -32,8 +32,8 @@ interface SharedJob {
   format: OutputFormat;
   /** Int32Array view: [next band to take, bands done, fault: 0 none, 1 invalid stream, 2 kernel failure] */
   control: SharedArrayBuffer;
-  /** [by0, by1, rowBase, keptRows] per band */
-  bands: Array<[number, number, number, number]>;
+  /** [b0, b1, rowBase, colBase, keptRows, keptCols, stride] per band (bands.ts Band) */
+  bands: Array<[number, number, number, number, number, number, number]>;
   profile: "v1" | "v2";
   streamAt: number;
   len: number;
@@ -55,24 +55,37 @@ function takeBands(k: KernelExports, m: SharedJob, bandAt: number, scratchAt: nu
   const control = new Int32Array(m.control);
   const out = m.format === "f32" ? new Float32Array(m.out) : new Uint16Array(m.out);
   const blockFirst = m.profile === "v1" ? new Uint32Array(m.memory.buffer, m.blockFirstAt, m.blocks + 1) : null;
+  const half = m.format !== "f32";
+  const rowViews = new Map<number, Array<Float32Array | Uint16Array>>(); // per kept width: a view costs about a short row's copy
   for (let i = Atomics.add(control, 0, 1); i < m.bands.length; i = Atomics.add(control, 0, 1)) {
     if (Atomics.load(control, 2) === 0) {
       try {
-        const [by0, by1, rowBase, keptRows] = m.bands[i]!;
+        const [b0, b1, rowBase, colBase, keptRows, keptCols, stride] = m.bands[i]!;
         let valid = true;
         if (blockFirst) {
-          const first = blockFirst[by0 * m.tilesX]!;
-          k.decode_leaves(m.tableAt + first * 16, blockFirst[by1 * m.tilesX]! - first, bandAt, m.rows, m.cols, m.tilesX, rowBase);
+          const first = blockFirst[b0]!;
+          k.decode_leaves_window(m.tableAt + first * 16, blockFirst[b1]! - first, bandAt, stride, m.rows, m.cols, m.tilesX, rowBase, colBase);
         } else {
-          valid = k.validate_decode_v2_rows(m.streamAt, m.len, m.blocks, by0 * m.tilesX, by1 * m.tilesX, scratchAt, bandAt, m.rows, m.cols, m.tilesX, rowBase) === 0;
+          valid = k.validate_decode_v2_window(m.streamAt, m.len, m.blocks, b0, b1, scratchAt, bandAt, stride, m.rows, m.cols, m.tilesX, rowBase, colBase) === 0;
         }
-        const n = keptRows * m.cols;
         if (!valid) Atomics.store(control, 2, 1);
-        else if (m.format === "f32") out.set(new Float32Array(m.memory.buffer, bandAt, n), rowBase * m.cols);
         else {
-          if (m.format === "f16") k.convert_f16(bandAt, bandAt, n);
-          else k.convert_bf16(bandAt, bandAt, n);
-          out.set(new Uint16Array(m.memory.buffer, bandAt, n), rowBase * m.cols);
+          if (m.format === "f16") k.convert_f16(bandAt, bandAt, keptRows * stride);
+          else if (m.format === "bf16") k.convert_bf16(bandAt, bandAt, keptRows * stride);
+          const outAt = rowBase * m.cols + colBase;
+          if (keptCols === m.cols && stride === m.cols) {
+            out.set(half ? new Uint16Array(m.memory.buffer, bandAt, keptRows * stride) : new Float32Array(m.memory.buffer, bandAt, keptRows * stride), outAt);
+          } else {
+            let views = rowViews.get(keptCols);
+            if (!views) {
+              views = [];
+              for (let r = 0; r < 64; r++) {
+                views.push(half ? new Uint16Array(m.memory.buffer, bandAt + r * stride * 2, keptCols) : new Float32Array(m.memory.buffer, bandAt + r * stride * 4, keptCols));
+              }
+              rowViews.set(keptCols, views);
+            }
+            for (let r = 0; r < keptRows; r++) out.set(views[r]!, outAt + r * m.cols);
+          }
         }
       } catch {
         Atomics.store(control, 2, 2);
@@ -199,10 +212,10 @@ export async function decodeParallel(bytes: Uint8Array, opts: ParallelDecodeOpti
   const module = sharedKernelModule();
   if (!r || !module) return copyToShared(decode(bytes, opts), format); // parse() route (or its error)
   const outBytes = r.rows * r.cols * (format === "f32" ? 4 : 2);
-  const bands = bandsOf(r.tilesY, r.rows, r.cols);
+  const bands = bandsOf(r.tilesY, r.tilesX, r.rows, r.cols);
   const parts = Math.min(threads, bands.length, Math.max(1, Math.floor(outBytes / MIN_BYTES_PER_THREAD)));
   if (parts === 1) {
-    const target: BandTarget = { tilesY: r.tilesY, rows: r.rows, cols: r.cols, format, out: () => sharedOutput(format, r.rows * r.cols) };
+    const target: BandTarget = { tilesY: r.tilesY, tilesX: r.tilesX, rows: r.rows, cols: r.cols, format, out: () => sharedOutput(format, r.rows * r.cols) };
     const out = r.profile === "v2" ? fusedBands(bytes, r, target) : validatedBands(bytes, r, target);
     return out ?? copyToShared(decode(bytes, opts), format);
   }
@@ -216,7 +229,7 @@ export async function decodeParallel(bytes: Uint8Array, opts: ParallelDecodeOpti
  */
 async function onWorkers(bytes: Uint8Array, r: FastRequest, format: OutputFormat, bands: ReturnType<typeof bandsOf>, parts: number, module: WebAssembly.Module): Promise<DecodedArray | null> {
   // per thread: a one-record leaf table (4 KiB, v2) and its band; then the inputs
-  const area = 256 * 16 + bandBytes(r.tilesY, r.cols);
+  const area = 256 * 16 + bandBytes(r.tilesY, r.tilesX, r.cols);
   const layout = validatedLayout(parts * area, r.profile, bytes.length, r.blockCount);
   const streamAt = r.profile === "v2" ? parts * area : layout.streamAt; // v2 needs no leaf table
   const totalBytes = r.profile === "v2" ? streamAt + bytes.length + INPUT_SLACK_BYTES : layout.totalBytes;
@@ -239,7 +252,7 @@ async function onWorkers(bytes: Uint8Array, r: FastRequest, format: OutputFormat
       out: out.buffer as SharedArrayBuffer,
       format,
       control: new SharedArrayBuffer(12),
-      bands: bands.map((b) => [b.by0, b.by1, b.rowBase, b.keptRows]),
+      bands: bands.map((b) => [b.b0, b.b1, b.rowBase, b.colBase, b.keptRows, b.keptCols, b.stride]),
       profile: r.profile,
       streamAt,
       len: bytes.length,

@@ -25,7 +25,7 @@ export function decodeParsed(bytes: Uint8Array, opts: DecodeOptions, format: Out
 export function expandParsed(c: Container, bytes: Uint8Array, format: OutputFormat, out: DecodedArray): void {
   const [rows, cols] = c.shape;
   const module = kernelModule();
-  const plan = planMemory(c, bandBytes(c.tilesY, cols));
+  const plan = planMemory(c, bandBytes(c.tilesY, c.tilesX, cols));
   if (!module || plan.totalBytes > MAX_WASM_BYTES) {
     const f32 = format === "f32" ? (out as Float32Array) : new Float32Array(rows * cols);
     expandReference(c, bytes, f32);
@@ -36,9 +36,9 @@ export function expandParsed(c: Container, bytes: Uint8Array, format: OutputForm
     const { memory, kernel } = scratchMemory(module, plan.totalBytes);
     fillInputs(memory.buffer, c, bytes, plan);
     const firstLeaf = (block: number) => (block < c.blockCount ? c.blocks[block]!.firstLeaf : c.leafCount);
-    runBands(kernel, memory, { tilesY: c.tilesY, rows, cols, format, out }, (b) => {
-      const first = firstLeaf(b.by0 * c.tilesX);
-      kernel.decode_leaves(plan.tableAt + first * 16, firstLeaf(b.by1 * c.tilesX) - first, plan.outAt, rows, cols, c.tilesX, b.rowBase);
+    runBands(kernel, memory, { tilesY: c.tilesY, tilesX: c.tilesX, rows, cols, format, out }, (b) => {
+      const first = firstLeaf(b.b0);
+      kernel.decode_leaves_window(plan.tableAt + first * 16, firstLeaf(b.b1) - first, plan.outAt, b.stride, rows, cols, c.tilesX, b.rowBase, b.colBase);
       return true;
     });
   } catch (e) {

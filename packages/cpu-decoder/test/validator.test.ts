@@ -6,7 +6,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse, tiling, type Container } from "@sgfp4/format";
-import { BAND_MIN_OUTPUT_BYTES } from "../src/layouts.js";
+import { BAND_MIN_OUTPUT_BYTES, validateInMemory, validatedLayout } from "../src/layouts.js";
+import { instantiate, kernelModule, pagesFor } from "../src/kernel.js";
 import { buildLeafTable, validateLeafTable } from "../src/validate.js";
 import { bandedDecodeV1, fusedDecodeV2 } from "./kernel-harness.js";
 import { createOutput, decode, decodeInto, decodeReference } from "../src/index.js";
@@ -103,6 +104,78 @@ describe("wasm validator vs parse()", () => {
     expect(validAccepted).toBe(3000);
     expect(mutatedRejected).toBeGreaterThan(2000);
     expect(mutatedAccepted).toBeGreaterThan(100);
+  }, 120_000);
+
+  it("v2 copied and validated in slices (validate_v2_from stops and resumes at any slice edge): parse()'s verdict and leaf table", () => {
+    const rng = new Rng(20261205, 6);
+    let resumed = 0;
+    for (let i = 0; i < 400; i++) {
+      const c = generateValid(rng, { profile: "v2", maxTiles: 4 });
+      const cases = [c.bytes, mutate(rng, c).bytes, corruptPadding(rng, c.bytes, c.shape) ?? c.bytes];
+      for (const bytes of cases) {
+        const B = tiling(c.shape).blockCount;
+        if (bytes.length < 16 + 4 * B) continue; // the fast route leaves these to parse()
+        const layout = validatedLayout(0, "v2", bytes.length, B);
+        const memory = new WebAssembly.Memory({ initial: pagesFor(layout.totalBytes) });
+        const kernel = instantiate(kernelModule()!, memory);
+        const slice = rng.int(1, 300);
+        if (bytes.length > 32 + 4 * B + slice) resumed++;
+        const count = validateInMemory(kernel, memory.buffer, bytes, "v2", B, layout, 0, slice);
+        const parsed = parseOrNull(bytes, "v2", c.shape);
+        expect(count >= 0, `case ${i} slice ${slice}: verdict`).toBe(parsed !== null);
+        if (!parsed) continue;
+        expect(count).toBe(parsed.leafCount);
+        expect(Array.from(new Uint32Array(memory.buffer, layout.tableAt, count * 4)), `case ${i} table`).toEqual(Array.from(parsed.leafTable));
+        const first = new Uint32Array(memory.buffer, layout.blockFirstAt, B + 1);
+        for (let b = 0; b < B; b++) expect(first[b], `case ${i} block ${b}`).toBe(parsed.blocks[b]!.firstLeaf);
+        expect(first[B]).toBe(parsed.leafCount);
+      }
+    }
+    expect(resumed).toBeGreaterThan(600);
+  }, 120_000);
+
+  it("agrees per layout (the four-at-a-time leaf paths, the MIXED level walk): valid, mutated, padding, header and split-map faults", () => {
+    const rng = new Rng(20261204, 5);
+    const faults = { header: 0, map: 0, padding: 0 };
+    for (const layout of [LAYOUT.MIXED, LAYOUT.FULL_4x4, LAYOUT.UNIFORM_8, LAYOUT.UNIFORM_16, LAYOUT.UNIFORM_32, LAYOUT.UNIFORM_64]) {
+      for (let i = 0; i < 150; i++) {
+        const shape: [number, number] | undefined = rng.chance(0.6) ? [64 * rng.int(1, 2), 64 * rng.int(1, 3)] : undefined;
+        const c = generateValid(rng, { profile: "v2", maxTiles: 3, layouts: [layout], ...(shape ? { shape } : {}) });
+        const what = `layout ${layout} case ${i}`;
+        expect(disagreement(c.bytes, "v2", c.shape), what).toBe("");
+        for (const m of [mutate(rng, c), mutate(rng, c)]) expect(disagreement(m.bytes, "v2", m.shape), `${what} ${m.ops.join(",")}`).toBe("");
+        const parsed = parse(c.bytes, { profile: "v2", shape: c.shape });
+        const block = rng.pick(parsed.blocks);
+        // a leaf header made invalid (reserved bit, or an all-ones exponent in the scale or the bias), any lane of a group of four
+        const leaf = block.firstLeaf + rng.int(0, block.leafCount - 1);
+        const headerAt = block.offset + (block.layout === LAYOUT.MIXED ? 16 : 4) + 4 * (leaf - block.firstLeaf);
+        const view = new DataView(c.bytes.buffer, c.bytes.byteOffset);
+        expect((view.getUint32(headerAt, true) & 0xfffffff0) >>> 0, `${what}: header address`).toBe(parsed.leafTable[4 * leaf + 2]);
+        const header = c.bytes.slice();
+        const hv = new DataView(header.buffer);
+        const h = hv.getUint32(headerAt, true);
+        hv.setUint32(headerAt, rng.pick([h | (2 << rng.int(0, 2)), h | 0x7c000000, h | 0x7c00]) >>> 0, true);
+        expect(parseOrNull(header, "v2", c.shape), `${what}: header fault`).toBeNull();
+        expect(disagreement(header, "v2", c.shape), `${what} header`).toBe("");
+        faults.header++;
+        const padding = corruptPadding(rng, c.bytes, c.shape);
+        if (padding) {
+          expect(disagreement(padding, "v2", c.shape), `${what} padding`).toBe("");
+          faults.padding++;
+        }
+        if (block.layout === LAYOUT.MIXED) {
+          // one bit of the 96-bit split map flipped: a reached bit changes the tree (and the leaf count), an unreached one is a reject
+          const map = c.bytes.slice();
+          const bit = rng.int(0, 95);
+          map[block.offset + 4 + (bit >> 3)]! ^= 1 << (bit & 7);
+          expect(disagreement(map, "v2", c.shape), `${what} map bit ${bit}`).toBe("");
+          faults.map++;
+        }
+      }
+    }
+    expect(faults.header).toBe(900);
+    expect(faults.map).toBe(150);
+    expect(faults.padding).toBeGreaterThan(150);
   }, 120_000);
 });
 
@@ -251,7 +324,7 @@ describe("one-pass v2 validate + decode (kernel-memory outputs) vs parse() and d
   }, 120_000);
 });
 
-describe("decode() of v2: one pass per band of macroblock rows (validate_decode_v2_rows)", () => {
+describe("decode() of v2: one pass per band of macroblock rows (validate_decode_v2_window)", () => {
   function codeOf(run: () => unknown): string {
     try {
       run();
