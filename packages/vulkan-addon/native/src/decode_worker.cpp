@@ -17,12 +17,17 @@ DecodeWorker::DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* b
 }
 
 void DecodeWorker::result() {
+  if (!device_.unifiedMemory && container_.rows * container_.cols * elementBytes(format_) >= kHandOverMinBytes) {
+    handOver_ = true;
+    return;
+  }
   result_ = Napi::Persistent(newOutputArray(Env(), format_, container_.rows * container_.cols, &resultData_));
 }
 
 void DecodeWorker::Execute() {
   try {
-    if (resultData_) decodeInto(device_, bytes_.get(), len_, container_, format_, resultData_);
+    if (handOver_) handed_ = decodeStaged(device_, bytes_.get(), len_, container_, format_, nullptr);
+    else if (resultData_) decodeInto(device_, bytes_.get(), len_, container_, format_, resultData_);
     else readback_.emplace(decodeToHost(device_, bytes_.get(), len_, container_, format_));
     bytes_.reset();  // the input is no longer needed; free it before the JS thread runs OnOK
   } catch (const BackendFailure& e) {
@@ -39,6 +44,14 @@ void DecodeWorker::Execute() {
 void DecodeWorker::OnOK() {
   Napi::Env env = Env();
   const uint64_t n = container_.rows * container_.cols;
+  if (handOver_) {
+    try {
+      deferred_.Resolve(handOver(env, format_, n, std::move(handed_)));
+    } catch (const Napi::Error& e) {
+      deferred_.Reject(e.Value());
+    }
+    return;
+  }
   if (!result_.IsEmpty()) {
     deferred_.Resolve(result_.Value());
     return;
