@@ -8,7 +8,7 @@
 namespace sgfp4 {
 
 void copyParallel(void* dst, const void* src, size_t bytes) {
-  constexpr size_t kPage = 4096, kMinPart = size_t(2) << 20;  // below 2 MiB a thread costs more than it saves
+  constexpr size_t kPage = 4096, kMinPart = size_t(512) << 10;  // below this a thread costs more than it saves
   auto* d = static_cast<uint8_t*>(dst);
   const auto* s = static_cast<const uint8_t*>(src);
   // Parts in whole pages, so no two threads write (or fault) the same page.

@@ -64,9 +64,10 @@ struct Container {
 // Checks the shape (integers >= 1) and the output limit; throws INVALID_ARGUMENT / LIMIT_EXCEEDED.
 void checkShape(double rows, double cols, uint64_t maxOutputBytes);
 
-// Streams from this size are parsed on the shared work pool, records split into ranges (the
+// v2 streams from this size are parsed on the shared work pool, records split into ranges (the
 // error is the one the sequential parse gives: the first failing record's).
 constexpr size_t kParallelParseMinBytes = size_t(1) << 20;
+constexpr uint64_t kParallelParseMinV1Blocks = 65536;  // v1: by block count (a block is cheap to check)
 
 // Throws Failure on any fault. rows/cols are doubles because they arrive from JavaScript.
 // `ranges`: 0 splits large streams over the pool's threads; 1 parses on the caller's thread;

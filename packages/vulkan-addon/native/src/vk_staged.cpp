@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "host_copy.hpp"
+#include "stage_trace.hpp"
 #include "vk_decode.hpp"
 
 namespace sgfp4 {
@@ -17,12 +18,18 @@ namespace {
 
 constexpr uint64_t kStageBytes = uint64_t(16) << 20;
 
-// SGFP4_VULKAN_STAGE_BYTES (a test knob) makes stages smaller, so small outputs run many.
-uint64_t stageBytes() {
-  const char* v = std::getenv("SGFP4_VULKAN_STAGE_BYTES");
+constexpr uint64_t kStagesInFlight = 2;
+
+uint64_t envNumber(const char* name, uint64_t dflt) {
+  const char* v = std::getenv(name);
   const uint64_t n = v ? std::strtoull(v, nullptr, 10) : 0;
-  return n ? n : kStageBytes;
+  return n ? n : dflt;
 }
+// Knobs for tests and the benchmark's probe: SGFP4_VULKAN_STAGE_BYTES makes stages smaller (small
+// outputs then run many), SGFP4_VULKAN_STAGES_IN_FLIGHT sets how many stages are submitted before
+// the host waits for the oldest.
+uint64_t stageBytes() { return envNumber("SGFP4_VULKAN_STAGE_BYTES", kStageBytes); }
+uint64_t stagesInFlight() { return std::min<uint64_t>(16, envNumber("SGFP4_VULKAN_STAGES_IN_FLIGHT", kStagesInFlight)); }
 
 // The device's plan with chunks of at most kStageBytes of output where the shape allows (one
 // macroblock row may be larger), else the device's own plan.
@@ -92,31 +99,41 @@ Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Cont
   Region first{reinterpret_cast<const uint8_t*>(c.blockFirstLeaf.data()), firstBytes, firstPadded, plan.streamBytes + leafPadded, &job.firstLeaf.buf};
   for (Region* r : {&stream, &leaves, &first}) r->stagingBuffer = staging.buf.buf;
 
+  const size_t depth = size_t(stagesInFlight());
+  StageTrace trace(d, plan.chunks.size());
+  trace.setupDone();
   // After the buffers: destroyed first, each waiting for the device if its work is in flight.
   std::vector<std::unique_ptr<Submission>> stages;
   auto copyOut = [&](size_t k) {
-    stages[k]->wait();
+    trace.time(k, StageTrace::Wait, [&] { stages[k]->wait(); });
     const Chunk& ch = plan.chunks[k];
-    if (out) copyParallel(static_cast<uint8_t*>(out) + plan.outputOffset(ch), down + plan.outputOffset(ch), plan.outputBytes(ch));
+    if (out) trace.time(k, StageTrace::Copy, [&] { copyParallel(static_cast<uint8_t*>(out) + plan.outputOffset(ch), down + plan.outputOffset(ch), plan.outputBytes(ch)); });
   };
   for (size_t k = 0; k < plan.chunks.size(); k++) {
     const Chunk& ch = plan.chunks[k];
     stages.push_back(std::make_unique<Submission>(d));
     VkCommandBuffer cmd = stages[k]->cmd;
-    stream.need(ch.streamStart, ch.streamEnd, up, cmd);
-    leaves.need(ch.leafStart * 16, ch.leafEnd * 16, up, cmd);
-    first.need(0, firstPadded, up, cmd);
+    trace.mark(cmd, k, 0);
+    trace.time(k, StageTrace::Fill, [&] {
+      stream.need(ch.streamStart, ch.streamEnd, up, cmd);
+      leaves.need(ch.leafStart * 16, ch.leafEnd * 16, up, cmd);
+      first.need(0, firstPadded, up, cmd);
+    });
     // Also orders this stage's dispatch after the uploads of earlier stages it binds.
     barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
+    trace.mark(cmd, k, 1);
     recordChunk(d, cmd, job, c, plan, k, pipeline);
     barrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
+    trace.mark(cmd, k, 2);
     VkBufferCopy region{0, plan.outputOffset(ch), plan.outputBytes(ch)};
     vkCmdCopyBuffer(cmd, job.outputs[k % 2].buf.buf, readback.buf.buf, 1, &region);
     barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
-    stages[k]->submit();
-    if (k > 0) copyOut(k - 1);
+    trace.mark(cmd, k, 3);
+    trace.time(k, StageTrace::Submit, [&] { stages[k]->submit(); });
+    if (k + 1 >= depth) copyOut(k + 1 - depth);
   }
-  copyOut(plan.chunks.size() - 1);
+  for (size_t k = plan.chunks.size() + 1 > depth ? plan.chunks.size() + 1 - depth : 0; k < plan.chunks.size(); k++) copyOut(k);
+  trace.print();
   if (out) return Lease();
   return readback;
 }

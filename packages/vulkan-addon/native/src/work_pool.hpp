@@ -19,7 +19,7 @@ class WorkPool {
  public:
   // The process-wide pool (never destroyed: threads must not be torn down from static destructors).
   static WorkPool& shared() {
-    static WorkPool* pool = new WorkPool(std::min<unsigned>(8, std::max(1u, std::thread::hardware_concurrency())));
+    static WorkPool* pool = new WorkPool(std::min<unsigned>(16, std::max(1u, std::thread::hardware_concurrency())));
     return *pool;
   }
   // Threads a job may use, the caller's included.
