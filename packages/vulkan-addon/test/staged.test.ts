@@ -100,6 +100,41 @@ describe("results over pooled memory", () => {
   });
 });
 
+describe("command pools, buffers and fences are kept for the next submissions", () => {
+  it("a staged decode of five stages leaves them idle; repeating it creates none and keeps at most 32", async () => {
+    process.env.SGFP4_VULKAN_STAGE_BYTES = "1";
+    const built = generateValid(new Rng(931), { profile: "v2", shape: SHAPE });
+    const opts = { profile: "v2" as const, shape: SHAPE };
+    expect(firstBitDifference(decode(built.bytes, opts), built.expected)).toBe(-1);
+    const idle = stats().idleSubmissions;
+    expect(idle).toBeGreaterThanOrEqual(1);
+    for (let i = 0; i < 3; i++) {
+      const into = new Float32Array(SHAPE[0] * SHAPE[1]);
+      decodeInto(built.bytes, opts, into);
+      expect(firstBitDifference(into, built.expected)).toBe(-1);
+      expect(firstBitDifference(await decodeAsync(built.bytes, opts), built.expected)).toBe(-1);
+    }
+    expect(stats().idleSubmissions).toBe(idle); // every submission came from (and went back to) the idle ones
+    expect(stats().idleSubmissions).toBeLessThanOrEqual(32);
+  });
+
+  for (const depth of ["1", "4"]) {
+    it(`${depth} stage(s) in flight: the same bits`, () => {
+      process.env.SGFP4_VULKAN_STAGE_BYTES = "1";
+      process.env.SGFP4_VULKAN_STAGES_IN_FLIGHT = depth;
+      try {
+        const built = generateValid(new Rng(940 + Number(depth)), { profile: "v1", shape: SHAPE });
+        const into = new Float32Array(SHAPE[0] * SHAPE[1]).fill(NaN);
+        decodeInto(built.bytes, { profile: "v1", shape: SHAPE }, into);
+        expect(firstBitDifference(into, built.expected)).toBe(-1);
+        expect(firstBitDifference(decode(built.bytes, { profile: "v1", shape: SHAPE }), built.expected)).toBe(-1);
+      } finally {
+        delete process.env.SGFP4_VULKAN_STAGES_IN_FLIGHT;
+      }
+    });
+  }
+});
+
 describe("after a rejection the staged decoder goes on", () => {
   it("a corrupt stream between good decodes: its code, then the same bits as before", async () => {
     process.env.SGFP4_VULKAN_STAGE_BYTES = "1";

@@ -115,6 +115,10 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
     o.Set("idleBuffers", double(d.pool.idleCount()));
     o.Set("hostImports", double(d.hostImports.load()));
     o.Set("buffersMade", double(d.buffersMade.load()));
+    {
+      std::lock_guard<std::mutex> lock(d.submissionsMutex);
+      o.Set("idleSubmissions", double(d.idleSubmissions.size()));
+    }
     return o;
   });
 }

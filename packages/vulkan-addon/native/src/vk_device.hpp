@@ -54,6 +54,15 @@ class VulkanDevice {
   // vkQueueSubmit needs the queue externally synchronized: decodes on worker threads and the
   // main thread share this device, so every submission takes this lock.
   std::mutex queueMutex;
+  // Command pools, buffers and fences of finished submissions, reset, for the next ones.
+  struct IdleSubmission {
+    VkCommandPool pool;
+    VkCommandBuffer cmd;
+    VkFence fence;
+  };
+  static constexpr size_t kMaxIdleSubmissions = 32;
+  std::mutex submissionsMutex;
+  std::vector<IdleSubmission> idleSubmissions;
 
   VkPipeline decodePipeline(OutputFormat f) const;
   // A new buffer (usable as storage buffer and copy source and target), mapped unless Device
