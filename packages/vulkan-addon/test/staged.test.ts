@@ -135,6 +135,32 @@ describe("command pools, buffers and fences are kept for the next submissions", 
   }
 });
 
+describe("a stream over 1 MiB: the parser splits its records over the work pool", () => {
+  const shape: Shape = [1024, 2048];
+  const built = generateValid(new Rng(951), { profile: "v2", shape });
+  it("decodes to construction", async () => {
+    expect(built.bytes.length).toBeGreaterThan(1 << 20); // the parallel parse's threshold
+    expect(firstBitDifference(decode(built.bytes, { profile: "v2", shape }), built.expected)).toBe(-1);
+    expect(firstBitDifference(await decodeAsync(built.bytes, { profile: "v2", shape }), built.expected)).toBe(-1);
+  });
+  it("two faults in different ranges: the first record's fault is reported, as a sequential parse does", () => {
+    const B = (shape[0] / 64) * (shape[1] / 64);
+    const bad = built.bytes.slice();
+    const dv = new DataView(bad.buffer);
+    dv.setUint32(16 + 4 * (B - 3), dv.getUint32(16 + 4 * (B - 3), true) + 8, true); // late: misaligned
+    dv.setUint32(16 + 4 * 40, dv.getUint32(16 + 4 * 39, true), true); // early: not above record 39
+    let native: { code?: string; message?: string } = {};
+    try {
+      nativeAddon().parse(bad, "v2", shape[0], shape[1]);
+    } catch (e) {
+      native = e as typeof native;
+    }
+    expect(native.code).toBe("NONMONOTONIC_OFFSET");
+    expect(native.message).toContain("at record 40,");
+    expect(() => decode(bad, { profile: "v2", shape })).toThrow(expect.objectContaining({ code: "NONMONOTONIC_OFFSET" }));
+  });
+});
+
 describe("after a rejection the staged decoder goes on", () => {
   it("a corrupt stream between good decodes: its code, then the same bits as before", async () => {
     process.env.SGFP4_VULKAN_STAGE_BYTES = "1";
