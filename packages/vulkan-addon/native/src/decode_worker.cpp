@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "host_copy.hpp"
+
 namespace sgfp4 {
 
 DecodeWorker::DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* bytes, size_t len, Container container, OutputFormat format)
@@ -12,8 +14,9 @@ DecodeWorker::DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* b
       len_(len),
       container_(std::move(container)),
       format_(format) {
-  // A copy: the caller may reuse or detach its buffer as soon as the call returns.
-  if (len) std::memcpy(bytes_.get(), bytes, len);
+  // A copy: the caller may reuse or detach its buffer as soon as the call returns. On the work
+  // pool: the fresh pages' faults and the copy of a large stream are spread over its threads.
+  if (len) copyParallel(bytes_.get(), bytes, len);
 }
 
 void DecodeWorker::result() {
