@@ -12,7 +12,8 @@
         "native/src/sgfp4_parse.cpp",
         "native/src/vk_decode.cpp",
         "native/src/vk_device.cpp",
-        "native/src/vk_loader.cpp"
+        "native/src/vk_loader.cpp",
+        "native/src/vk_staged.cpp"
       ],
       "include_dirs": [
         "<!(node -p \"require('node-addon-api').include_dir\")",

@@ -29,7 +29,7 @@ export interface NativeAddon {
   /** Frees the buffers the device keeps between decodes. */
   trim(options?: NativeOptions): void;
   /** Idle pooled buffers, and host-memory imports so far (tests of reuse and of the import path). */
-  stats(options?: NativeOptions): { idleBuffers: number; hostImports: number };
+  stats(options?: NativeOptions): { idleBuffers: number; hostImports: number; buffersMade: number; idleSubmissions: number };
   /** sha256 of the native sources this binary was built from (scripts/native-sources.mjs). */
   readonly sourceHash: string;
 }

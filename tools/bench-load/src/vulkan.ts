@@ -1,5 +1,6 @@
 /**
  * Vulkan rows (issue 15), per workload:
+ * - the native parser alone, one thread and the shipped default (work pool);
  * - the readback paths of @sgfp4/vulkan-addon (`decode`, `decodeInto`, `decodeAsync`; f32, and
  *   `decode` to f16 / bf16), container bytes in host memory to a host array, against a plain
  *   device-to-host copy of the same output bytes on the same device (vkCmdCopyBuffer into mapped
@@ -28,6 +29,8 @@ import { medianMs, ratioRow, sameBits, skippedRow } from "./timing.js";
 import type { LoadContext, LoadRow, Workload } from "./types.js";
 
 interface BenchAddon {
+  stats(): { buffersMade: number };
+  parseTime(bytes: Uint8Array, profile: string, rows: number, cols: number, o: object): { ns: number[]; leafCount: number };
   kernel(bytes: Uint8Array, profile: string, rows: number, cols: number, o: object): { decodeNs: number[]; copyShaderNs: number[]; streamBytes: number; outputBytes: number; output: Uint8Array };
   transfer(bytes: number, direction: "toHost" | "toDevice", o: object): number[];
 }
@@ -56,13 +59,73 @@ export async function measure(ctx: LoadContext): Promise<LoadRow[]> {
   try {
     for (const w of ctx.workloads) {
       ctx.log(`vulkan: ${w.name}`);
-      rows.push(...(await readback(w, ctx.reps, bench)));
-      if (w.profile === "v2") rows.push(...kernel(stacked(w, ctx.quick), ctx.reps, ctx.quick, bench));
+      const mine = [...parser(w, ctx.reps, bench), ...(await readback(w, ctx.reps, bench))];
+      if (w.profile === "v2") mine.push(...kernel(stacked(w, ctx.quick), ctx.reps, ctx.quick, bench));
+      // each workload's rows as they come: a run cut short still reports what it measured
+      for (const r of mine) ctx.log(`row ${JSON.stringify(r)}`);
+      rows.push(...mine);
+      if (process.env.BENCH_LOAD_VULKAN_PROBE && (w.name.startsWith("gaussian v1") || w.name.startsWith("student-t v2"))) await probe(w, ctx, bench);
     }
   } finally {
     releaseBuffers();
   }
   return rows;
+}
+
+/**
+ * The native parser alone (validation and leaf table, nothing copied to JavaScript), on one thread
+ * and with the shipped default (large streams split over the work pool), against the issue's
+ * bar of 2 GB/s of container on one core (floorMs = container bytes / 2 GB/s); ns per leaf in the note.
+ */
+function parser(w: Workload, reps: number, bench: BenchAddon): LoadRow[] {
+  const floorMs = w.bytes.length / 2e6;
+  return ([["one thread", 1], ["work pool (shipped default)", 0]] as const).map(([how, ranges]) => {
+    const r = bench.parseTime(w.bytes, w.profile, w.shape[0], w.shape[1], { reps, ranges });
+    const ms = median(r.ns) / 1e6;
+    return ratioRow({
+      backend: "vulkan",
+      path: `native parser (${how})`,
+      workload: w.name,
+      ms,
+      floor: "2 GB/s of container",
+      floorMs,
+      ...(ranges === 1 ? { goal: 1 } : {}),
+      bitsOk: true,
+      note: `${((ms * 1e6) / r.leafCount).toFixed(1)} ns per leaf, ${(w.bytes.length / ms / 1e6).toFixed(2)} GB/s`,
+    });
+  });
+}
+
+const turn = () => new Promise((r) => setImmediate(r));
+/** Collects garbage (with --expose-gc) and lets the finalizers queued to the event loop run. */
+async function settle(): Promise<void> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  for (let i = 0; i < 3; i++) {
+    gc?.();
+    await turn();
+  }
+}
+
+/**
+ * Median ms of `fn` (a decode returning a new array) and its last result, the previous result
+ * dropped and collected before each call, outside the timed region: the steady state of a loader
+ * that keeps no result it is done with, where `decode` hands out the pooled readback memory the
+ * finalizer of a collected result gave back.
+ */
+async function recycledMs<T>(fn: () => T | Promise<T>, reps: number, bench: BenchAddon): Promise<{ ms: number; last: T; note: string }> {
+  const times: number[] = [];
+  let last: T | undefined;
+  let made = 0;
+  for (let i = 0; i < reps + 2; i++) {
+    last = undefined;
+    await settle();
+    const before = bench.stats().buffersMade;
+    const t0 = performance.now();
+    last = await fn();
+    if (i >= 2) times.push(performance.now() - t0);
+    if (i >= 2) made += bench.stats().buffersMade - before;
+  }
+  return { ms: median(times), last: last as T, note: `previous result collected before each call (outside the timing); ${made} buffers allocated in ${reps} timed calls` };
 }
 
 async function readback(w: Workload, reps: number, bench: BenchAddon): Promise<LoadRow[]> {
@@ -71,24 +134,57 @@ async function readback(w: Workload, reps: number, bench: BenchAddon): Promise<L
   const d2h = (bytes: number) => median(bench.transfer(bytes, "toHost", { reps })) / 1e6;
   const base = { backend: "vulkan" as const, workload: w.name, goal: 0.5 };
   const floor32 = { floor: "device-to-host copy, same bytes", floorMs: d2h(n * 4) };
-  let fresh: Float32Array = new Float32Array(0);
-  const decodeMs = await medianMs(() => (fresh = decode(w.bytes, opts)), reps);
+  // The first call on an empty pool: every buffer allocated (informational, no goal).
+  releaseBuffers();
+  await settle();
+  const t0 = performance.now();
+  let cold: Float32Array | undefined = decode(w.bytes, opts);
+  const coldMs = performance.now() - t0;
+  const coldOk = sameBits(cold, w.reference);
+  cold = undefined; // collectable by the first settle() of the timed rows
+  const plain = await recycledMs(() => decode(w.bytes, opts), reps, bench);
   const into = new Float32Array(n);
   const intoMs = await medianMs(() => decodeInto(w.bytes, opts, into), reps);
-  let async: Float32Array = new Float32Array(0);
-  const asyncMs = await medianMs(async () => (async = await decodeAsync(w.bytes, opts)), reps);
+  const async = await recycledMs(() => decodeAsync(w.bytes, opts), reps, bench);
   const rows = [
-    ratioRow({ ...base, ...floor32, path: "decode (new Float32Array)", ms: decodeMs, bitsOk: sameBits(fresh, w.reference) }),
+    ratioRow({ ...base, ...floor32, path: "decode (new Float32Array)", ms: plain.ms, bitsOk: sameBits(plain.last, w.reference), note: plain.note }),
     ratioRow({ ...base, ...floor32, path: "decodeInto (caller's Float32Array)", ms: intoMs, bitsOk: sameBits(into, w.reference) }),
-    ratioRow({ ...base, ...floor32, path: "decodeAsync (new Float32Array)", ms: asyncMs, bitsOk: sameBits(async, w.reference) }),
+    ratioRow({ ...base, ...floor32, path: "decodeAsync (new Float32Array)", ms: async.ms, bitsOk: sameBits(async.last, w.reference), note: async.note }),
+    ratioRow({ backend: "vulkan", workload: w.name, ...floor32, path: "decode, first call on an empty pool", ms: coldMs, bitsOk: coldOk, note: "every buffer allocated in the call (no goal)" }),
   ];
   const floor16 = { floor: "device-to-host copy, same bytes", floorMs: d2h(n * 2) };
   for (const format of ["f16", "bf16"] as const) {
-    let half: Uint16Array | Float32Array = new Uint16Array(0);
-    const ms = await medianMs(() => (half = decode(w.bytes, { ...opts, format })), reps);
-    rows.push(ratioRow({ ...base, ...floor16, path: `decode (new Uint16Array, ${format})`, ms, bitsOk: sameBits(half, halfReference(w, format)) }));
+    const half = await recycledMs(() => decode(w.bytes, { ...opts, format }), reps, bench);
+    rows.push(ratioRow({ ...base, ...floor16, path: `decode (new Uint16Array, ${format})`, ms: half.ms, bitsOk: sameBits(half.last, halfReference(w, format)), note: half.note }));
   }
   return rows;
+}
+
+/**
+ * BENCH_LOAD_VULKAN_PROBE=1 (diagnostic, logged only): the staged readback with other stage sizes
+ * and stages in flight (the addon reads SGFP4_VULKAN_STAGE_BYTES / SGFP4_VULKAN_STAGES_IN_FLIGHT
+ * per call), and one traced decode and decodeInto (SGFP4_VULKAN_TRACE: per-stage host and GPU
+ * phases on stderr).
+ */
+async function probe(w: Workload, ctx: LoadContext, bench: BenchAddon): Promise<void> {
+  const opts = { profile: w.profile, shape: w.shape } as const;
+  const into = new Float32Array(w.shape[0] * w.shape[1]);
+  for (const stage of [4, 16, 64, 4096]) {
+    for (const depth of [2, 4]) {
+      process.env.SGFP4_VULKAN_STAGE_BYTES = String(stage * 2 ** 20);
+      process.env.SGFP4_VULKAN_STAGES_IN_FLIGHT = String(depth);
+      const plain = await recycledMs(() => decode(w.bytes, opts), 5, bench);
+      const intoMs = await medianMs(() => decodeInto(w.bytes, opts, into), 5);
+      ctx.log(`probe ${w.name} stage ${stage} MiB, ${depth} in flight: decode ${plain.ms.toFixed(3)} ms, decodeInto ${intoMs.toFixed(3)} ms`);
+    }
+  }
+  delete process.env.SGFP4_VULKAN_STAGE_BYTES;
+  delete process.env.SGFP4_VULKAN_STAGES_IN_FLIGHT;
+  process.env.SGFP4_VULKAN_TRACE = "1";
+  ctx.log(`probe ${w.name}: traced decode, then decodeInto`);
+  decode(w.bytes, opts);
+  decodeInto(w.bytes, opts, into);
+  delete process.env.SGFP4_VULKAN_TRACE;
 }
 
 function kernel(w: Workload, reps: number, quick: boolean, bench: BenchAddon): LoadRow[] {

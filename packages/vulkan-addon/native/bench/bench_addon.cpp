@@ -1,7 +1,9 @@
 // The bench-only exports, added to the addon's own when built with SGFP4_BENCH
-// (scripts/build-bench.mjs): `kernel` (device-resident decode vs copies of the same output) and
-// `transfer` (the plain host<->device copy floors).
+// (scripts/build-bench.mjs): `kernel` (device-resident decode vs copies of the same output),
+// `transfer` (the plain host<->device copy floors) and `parseTime` (the native parser alone).
 #include <napi.h>
+
+#include <chrono>
 
 #include "addon_args.hpp"
 #include "kernel_bench.hpp"
@@ -59,9 +61,34 @@ Napi::Value Transfer(const Napi::CallbackInfo& info) {
   });
 }
 
+// (bytes, profile, rows, cols, options?: {reps, ranges, maxOutputBytes}) -> {ns: per parse, leafCount}:
+// the native parse (validation and leaf table) with nothing copied to JavaScript; ranges 1 = one
+// thread, 0 = the shipped default (large streams split over the work pool).
+Napi::Value ParseTime(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    Args a = readArgs(info, 4);
+    const Napi::Object o = info.Length() > 4 && info[4].IsObject() ? info[4].As<Napi::Object>() : Napi::Object::New(info.Env());
+    const uint32_t reps = uintOption(o, "reps", 9, 1, 1000), ranges = uintOption(o, "ranges", 0, 0, 256);
+    std::vector<double> ns;
+    size_t leaves = 0;
+    for (uint32_t r = 0; r <= reps; r++) {  // the first one warms up
+      const auto t0 = std::chrono::steady_clock::now();
+      Container c = parse(a.bytes, a.len, a.profile, a.rows, a.cols, a.maxOutputBytes, ranges);
+      const double t = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+      leaves = c.leafCount();
+      if (r) ns.push_back(t);
+    }
+    auto out = Napi::Object::New(info.Env());
+    out.Set("ns", numbers(info.Env(), ns));
+    out.Set("leafCount", double(leaves));
+    return out;
+  });
+}
+
 }  // namespace
 
 void registerBenchExports(Napi::Env env, Napi::Object exports) {
+  exports.Set("parseTime", Napi::Function::New(env, ParseTime));
   exports.Set("kernel", Napi::Function::New(env, Kernel));
   exports.Set("transfer", Napi::Function::New(env, Transfer));
 }

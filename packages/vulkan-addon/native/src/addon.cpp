@@ -53,6 +53,9 @@ Napi::Value Decode(const Napi::CallbackInfo& info) {
     Container c = parse(a.bytes, a.len, a.profile, a.rows, a.cols, a.maxOutputBytes);
     VulkanDevice& d = deviceFor(a.device);
     planFor(d, c, a.len, a.format);  // LIMIT_EXCEEDED before the output is allocated
+    const uint64_t count = c.rows * c.cols;
+    if (!d.unifiedMemory && count * elementBytes(a.format) >= kHandOverMinBytes)
+      return handOver(info.Env(), a.format, count, decodeStaged(d, a.bytes, a.len, c, a.format, nullptr));
     void* data = nullptr;
     Napi::TypedArray out = newOutputArray(info.Env(), a.format, c.rows * c.cols, &data);
     decodeInto(d, a.bytes, a.len, c, a.format, data);
@@ -111,6 +114,11 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
     auto o = Napi::Object::New(info.Env());
     o.Set("idleBuffers", double(d.pool.idleCount()));
     o.Set("hostImports", double(d.hostImports.load()));
+    o.Set("buffersMade", double(d.buffersMade.load()));
+    {
+      std::lock_guard<std::mutex> lock(d.submissionsMutex);
+      o.Set("idleSubmissions", double(d.idleSubmissions.size()));
+    }
     return o;
   });
 }

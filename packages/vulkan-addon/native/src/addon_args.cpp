@@ -1,6 +1,7 @@
 #include "addon_args.hpp"
 
 #include <algorithm>
+#include <memory>
 
 namespace sgfp4 {
 
@@ -75,6 +76,16 @@ void* outputArray(const Napi::CallbackInfo& info, size_t i, OutputFormat format,
 Napi::TypedArray newOutputArray(Napi::Env env, OutputFormat format, uint64_t count, void** data) {
   auto buffer = Napi::ArrayBuffer::New(env, size_t(count * elementBytes(format)));
   *data = buffer.Data();
+  if (format == OutputFormat::F32) return Napi::Float32Array::New(env, count, buffer, 0);
+  return Napi::Uint16Array::New(env, count, buffer, 0);
+}
+
+Napi::TypedArray handOver(Napi::Env env, OutputFormat format, uint64_t count, Lease&& readback) {
+  const size_t bytes = size_t(count * elementBytes(format));
+  auto held = std::make_unique<Lease>(std::move(readback));
+  void* data = held->buf.mapped;
+  auto buffer = Napi::ArrayBuffer::New(env, data, bytes, [](Napi::Env, void*, Lease* lease) { delete lease; }, held.get());
+  held.release();  // owned by the ArrayBuffer's finalizer now
   if (format == OutputFormat::F32) return Napi::Float32Array::New(env, count, buffer, 0);
   return Napi::Uint16Array::New(env, count, buffer, 0);
 }

@@ -40,6 +40,15 @@ Napi::Object deviceInfoObject(Napi::Env env, const DeviceInfo& i);
 // for); `data` receives where the decode writes it.
 Napi::TypedArray newOutputArray(Napi::Env env, OutputFormat format, uint64_t count, void** data);
 
+// From this size, `decode` and `decodeAsync` on a discrete GPU return the pooled readback memory
+// the GPU wrote (no host copy, no fresh pages to fault in) instead of a new V8-owned array.
+constexpr uint64_t kHandOverMinBytes = uint64_t(1) << 20;
+
+// A result array (of `format`, `count` elements) over `readback`'s mapped memory: an external
+// ArrayBuffer whose finalizer gives the buffer back to the device's pool once the array is
+// garbage-collected. Until then the memory is the array's alone (the pool lends it out).
+Napi::TypedArray handOver(Napi::Env env, OutputFormat format, uint64_t count, Lease&& readback);
+
 template <typename F>
 Napi::Value guarded(const Napi::CallbackInfo& info, F f) {
   try {

@@ -15,16 +15,22 @@ Plan planChunks(const PlanLimits& limits, const Container& c, size_t len, Output
   if (rowBytes > maxRange)
     throw Failure("LIMIT_EXCEEDED", "one macroblock row (64 x " + std::to_string(c.cols) + " values of " + std::to_string(elem) +
                                         " bytes) exceeds this device's storage-buffer range of " + std::to_string(maxRange) + " bytes");
-  // Payload byte range of each macroblock row.
+  // Payload byte range of each macroblock row, from each block's first and last leaf: within a
+  // block the parser lays payloads out in increasing order (v2; v1 blocks have one leaf), so
+  // these bound all of them without a pass over every leaf.
   std::vector<uint64_t> rowMin(c.tilesY, UINT64_MAX), rowMax(c.tilesY, 0);
   const size_t n = c.leafCount();
-  for (size_t i = 0; i < n; i++) {
-    const uint32_t* leaf = &c.leafTable[SGFP4_LEAF_WORDS * i];
-    const uint64_t by = leaf[SGFP4_LEAF_WORD_BLOCK] / c.tilesX;
-    const uint32_t g = leaf[SGFP4_LEAF_WORD_GEOMETRY];
-    const uint64_t off = leaf[SGFP4_LEAF_WORD_PAYLOAD];
-    const uint64_t end = off + sgfp4_leaf_payload_bytes(sgfp4_geometry_log2(g), sgfp4_geometry_mode(g));
-    if (by >= c.tilesY || end > len) throw Failure("BACKEND_FAILURE", "inconsistent leaf table");  // the parser never produces this
+  if (c.blockFirstLeaf.size() != c.blockCount + 1 || c.blockFirstLeaf[c.blockCount] != n) throw Failure("BACKEND_FAILURE", "inconsistent leaf table");
+  for (uint64_t b = 0; b < c.blockCount; b++) {
+    const uint32_t first = c.blockFirstLeaf[b], last = c.blockFirstLeaf[b + 1];
+    if (first >= last) continue;
+    const uint32_t* lo = &c.leafTable[SGFP4_LEAF_WORDS * size_t(first)];
+    const uint32_t* hi = &c.leafTable[SGFP4_LEAF_WORDS * size_t(last - 1)];
+    const uint32_t g = hi[SGFP4_LEAF_WORD_GEOMETRY];
+    const uint64_t off = lo[SGFP4_LEAF_WORD_PAYLOAD];
+    const uint64_t end = uint64_t(hi[SGFP4_LEAF_WORD_PAYLOAD]) + sgfp4_leaf_payload_bytes(sgfp4_geometry_log2(g), sgfp4_geometry_mode(g));
+    const uint64_t by = b / c.tilesX;
+    if (off > end || end > len) throw Failure("BACKEND_FAILURE", "inconsistent leaf table");  // the parser never produces this
     rowMin[by] = std::min(rowMin[by], off);
     rowMax[by] = std::max(rowMax[by], end);
   }

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "host_copy.hpp"
+
 namespace sgfp4 {
 
 DecodeWorker::DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* bytes, size_t len, Container container, OutputFormat format)
@@ -12,17 +14,23 @@ DecodeWorker::DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* b
       len_(len),
       container_(std::move(container)),
       format_(format) {
-  // A copy: the caller may reuse or detach its buffer as soon as the call returns.
-  if (len) std::memcpy(bytes_.get(), bytes, len);
+  // A copy: the caller may reuse or detach its buffer as soon as the call returns. On the work
+  // pool: the fresh pages' faults and the copy of a large stream are spread over its threads.
+  if (len) copyParallel(bytes_.get(), bytes, len);
 }
 
 void DecodeWorker::result() {
+  if (!device_.unifiedMemory && container_.rows * container_.cols * elementBytes(format_) >= kHandOverMinBytes) {
+    handOver_ = true;
+    return;
+  }
   result_ = Napi::Persistent(newOutputArray(Env(), format_, container_.rows * container_.cols, &resultData_));
 }
 
 void DecodeWorker::Execute() {
   try {
-    if (resultData_) decodeInto(device_, bytes_.get(), len_, container_, format_, resultData_);
+    if (handOver_) handed_ = decodeStaged(device_, bytes_.get(), len_, container_, format_, nullptr);
+    else if (resultData_) decodeInto(device_, bytes_.get(), len_, container_, format_, resultData_);
     else readback_.emplace(decodeToHost(device_, bytes_.get(), len_, container_, format_));
     bytes_.reset();  // the input is no longer needed; free it before the JS thread runs OnOK
   } catch (const BackendFailure& e) {
@@ -39,6 +47,14 @@ void DecodeWorker::Execute() {
 void DecodeWorker::OnOK() {
   Napi::Env env = Env();
   const uint64_t n = container_.rows * container_.cols;
+  if (handOver_) {
+    try {
+      deferred_.Resolve(handOver(env, format_, n, std::move(handed_)));
+    } catch (const Napi::Error& e) {
+      deferred_.Reject(e.Value());
+    }
+    return;
+  }
   if (!result_.IsEmpty()) {
     deferred_.Resolve(result_.Value());
     return;

@@ -22,8 +22,10 @@ class DecodeWorker : public Napi::AsyncWorker {
   Napi::Promise promise() const { return deferred_.Promise(); }
   // decodeIntoAsync: the array to copy into when done (held so it is not collected).
   void target(Napi::TypedArray out) { target_ = Napi::Persistent(out); }
-  // decodeAsync: allocates the result array now (on the JS thread); no JS code can reach it
-  // before the promise resolves, so the worker writes into it directly.
+  // decodeAsync: on a discrete GPU from kHandOverMinBytes, the result is the pooled readback
+  // memory, handed over in OnOK (no host copy); otherwise allocates the result array now (on the
+  // JS thread): no JS code can reach it before the promise resolves, so the worker writes into
+  // it directly.
   void result();
 
   void Execute() override;
@@ -40,6 +42,8 @@ class DecodeWorker : public Napi::AsyncWorker {
   Container container_;
   OutputFormat format_;
   std::optional<HostResult> readback_;  // with a target: held until OnOK copies it
+  bool handOver_ = false;
+  Lease handed_;  // with handOver_: the readback holding the result, wrapped in OnOK
   Napi::Reference<Napi::TypedArray> target_, result_;
   void* resultData_ = nullptr;
   std::string code_, message_, reason_;

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include "work_pool.hpp"
+
 namespace sgfp4 {
 namespace {
 
@@ -45,7 +47,22 @@ inline void requireZeroPadding(const uint8_t* bytes, uint64_t from, uint64_t to)
 
 uint64_t align16(uint64_t n) { return (n + SGFP4_PAYLOAD_ALIGN - 1) & ~uint64_t(SGFP4_PAYLOAD_ALIGN - 1); }
 
-void parseV1(const uint8_t* bytes, size_t len, Container& c) {
+// Runs f(begin, end) over [0, n) split into `ranges` contiguous ranges on the shared pool (in
+// order on the caller's thread when ranges is 1). The first range's failure wins, which is the
+// failure a sequential pass over [0, n) meets first: every range stops at its own first one.
+void forRanges(uint64_t n, unsigned ranges, const std::function<void(uint64_t, uint64_t)>& f) {
+  if (ranges <= 1 || n < 2) {
+    f(0, n);
+    return;
+  }
+  const uint64_t k = std::min<uint64_t>(ranges, n), step = (n + k - 1) / k;
+  WorkPool::shared().run(size_t(k), [&](size_t r) {
+    const uint64_t b = r * step, e = std::min(n, b + step);
+    if (b < e) f(b, e);
+  });
+}
+
+void parseV1(const uint8_t* bytes, size_t len, Container& c, unsigned ranges) {
   const uint64_t B = c.blockCount;
   const uint64_t expected = (8 + kV1Payload) * B;
   if (uint64_t(len) != expected)
@@ -54,28 +71,30 @@ void parseV1(const uint8_t* bytes, size_t len, Container& c) {
   const uint64_t blobBase = 8 * B, blobLen = kV1Payload * B;
   c.leafTable.resize(B * SGFP4_LEAF_WORDS);
   c.blockFirstLeaf.resize(B + 1);
-  for (uint64_t b = 0; b < B; b++) {
-    const uint32_t header = rd32(bytes + 4 * b);
-    const uint32_t offWord = rd32(bytes + 4 * B + 4 * b);
-    const uint32_t flags = offWord & SGFP4_V1_FLAGS_MASK;
-    const uint64_t base = offWord & ~SGFP4_V1_FLAGS_MASK;
-    if (flags & SGFP4_V1_FLAG_RESERVED_MASK) throw Failure("RESERVED_BITS", "v1 offset flag bits 2-3 set (flags " + hex(flags) + ")" + at(b, 4 * B + 4 * b));
-    if (base + kV1Payload > blobLen)
-      throw Failure("OFFSET_OUT_OF_RANGE", "payload base " + str(base) + " + 2048 exceeds the " + str(blobLen) + "-byte payload blob" + at(b, 4 * B + 4 * b));
-    checkParams(header, b, 4 * b);
-    const uint32_t mode = flags & SGFP4_V1_FLAG_MODE_MASK;
-    const uint64_t payload = blobBase + base;
-    if (mode == SGFP4_MODE_T158) {
-      for (uint64_t o = payload + SGFP4_V1_T158_BYTES; o < payload + kV1Payload; o += 4)
-        if (rd32(bytes + o) != 0) throw Failure("NONZERO_PADDING", "v1 T158 payload upper half (words 256..511) is nonzero" + at(b, o));
+  forRanges(B, ranges, [&](uint64_t b0, uint64_t b1) {
+    for (uint64_t b = b0; b < b1; b++) {
+      const uint32_t header = rd32(bytes + 4 * b);
+      const uint32_t offWord = rd32(bytes + 4 * B + 4 * b);
+      const uint32_t flags = offWord & SGFP4_V1_FLAGS_MASK;
+      const uint64_t base = offWord & ~SGFP4_V1_FLAGS_MASK;
+      if (flags & SGFP4_V1_FLAG_RESERVED_MASK) throw Failure("RESERVED_BITS", "v1 offset flag bits 2-3 set (flags " + hex(flags) + ")" + at(b, 4 * B + 4 * b));
+      if (base + kV1Payload > blobLen)
+        throw Failure("OFFSET_OUT_OF_RANGE", "payload base " + str(base) + " + 2048 exceeds the " + str(blobLen) + "-byte payload blob" + at(b, 4 * B + 4 * b));
+      checkParams(header, b, 4 * b);
+      const uint32_t mode = flags & SGFP4_V1_FLAG_MODE_MASK;
+      const uint64_t payload = blobBase + base;
+      if (mode == SGFP4_MODE_T158) {
+        for (uint64_t o = payload + SGFP4_V1_T158_BYTES; o < payload + kV1Payload; o += 4)
+          if (rd32(bytes + o) != 0) throw Failure("NONZERO_PADDING", "v1 T158 payload upper half (words 256..511) is nonzero" + at(b, o));
+      }
+      uint32_t* leaf = &c.leafTable[b * SGFP4_LEAF_WORDS];
+      leaf[SGFP4_LEAF_WORD_BLOCK] = uint32_t(b);
+      leaf[SGFP4_LEAF_WORD_GEOMETRY] = sgfp4_geometry_pack(0, 0, SGFP4_MAX_LEAF_LOG2, mode);
+      leaf[SGFP4_LEAF_WORD_PARAMS] = header;
+      leaf[SGFP4_LEAF_WORD_PAYLOAD] = uint32_t(payload);
+      c.blockFirstLeaf[b] = uint32_t(b);
     }
-    uint32_t* leaf = &c.leafTable[b * SGFP4_LEAF_WORDS];
-    leaf[SGFP4_LEAF_WORD_BLOCK] = uint32_t(b);
-    leaf[SGFP4_LEAF_WORD_GEOMETRY] = sgfp4_geometry_pack(0, 0, SGFP4_MAX_LEAF_LOG2, mode);
-    leaf[SGFP4_LEAF_WORD_PARAMS] = header;
-    leaf[SGFP4_LEAF_WORD_PAYLOAD] = uint32_t(payload);
-    c.blockFirstLeaf[b] = uint32_t(b);
-  }
+  });
   c.blockFirstLeaf[B] = uint32_t(B);
 }
 
@@ -117,7 +136,7 @@ struct UniformGeometry {
 const UniformGeometry kUniform;  // built once, at load
 
 // Parses one record starting at `start` (< len). Returns the end of its last payload.
-uint64_t parseRecord(const uint8_t* bytes, uint64_t len, uint64_t b, uint64_t start, Container& c, std::vector<Geo>& geo) {
+uint64_t parseRecord(const uint8_t* bytes, uint64_t len, uint64_t b, uint64_t start, Words& table, std::vector<Geo>& geo) {
   if (start + 4 > len) throw Failure("TRUNCATED", "stream ends inside the sb_header" + at(b, len));
   const uint32_t sb = rd32(bytes + start);
   if (sb >> 3) throw Failure("RESERVED_BITS", "sb_header reserved bits 3-31 are set (" + hex(sb) + ")" + at(b, start));
@@ -146,9 +165,9 @@ uint64_t parseRecord(const uint8_t* bytes, uint64_t len, uint64_t b, uint64_t st
   if (payloadStart > len) throw Failure("TRUNCATED", "stream ends inside the leaf-header pad" + at(b, len));
   requireZero(bytes, headersEnd, payloadStart, "the record header pad");
 
-  const size_t firstLeaf = c.leafTable.size() / SGFP4_LEAF_WORDS;
-  c.leafTable.resize(c.leafTable.size() + n * SGFP4_LEAF_WORDS);
-  uint32_t* leaf = c.leafTable.data() + firstLeaf * SGFP4_LEAF_WORDS;
+  const size_t firstLeaf = table.size() / SGFP4_LEAF_WORDS;
+  table.resize(table.size() + n * SGFP4_LEAF_WORDS);
+  uint32_t* leaf = table.data() + firstLeaf * SGFP4_LEAF_WORDS;
   uint64_t p = payloadStart;
   for (uint64_t i = 0; i < n; i++, leaf += SGFP4_LEAF_WORDS) {
     const uint32_t h = rd32(bytes + headersAt + 4 * i);
@@ -166,11 +185,11 @@ uint64_t parseRecord(const uint8_t* bytes, uint64_t len, uint64_t b, uint64_t st
     p += padded;
   }
   // Parameters are checked after the record's structure, as @sgfp4/format does.
-  for (uint64_t i = 0; i < n; i++) checkParams(c.leafTable[(firstLeaf + i) * SGFP4_LEAF_WORDS + SGFP4_LEAF_WORD_PARAMS], b, headersAt + 4 * i);
+  for (uint64_t i = 0; i < n; i++) checkParams(table[(firstLeaf + i) * SGFP4_LEAF_WORDS + SGFP4_LEAF_WORD_PARAMS], b, headersAt + 4 * i);
   return p;
 }
 
-void parseV2(const uint8_t* bytes, size_t len64, Container& c) {
+void parseV2(const uint8_t* bytes, size_t len64, Container& c, unsigned ranges) {
   const uint64_t len = len64;
   static const uint8_t magic[4] = {0x53, 0x47, 0x46, 0x34};
   for (uint64_t i = 0; i < 4; i++) {
@@ -192,21 +211,47 @@ void parseV2(const uint8_t* bytes, size_t len64, Container& c) {
   requireZero(bytes, tableEnd, base, "the offset-table pad");
 
   c.blockFirstLeaf.resize(B + 1);
+  // Records [b0, b1) into `table`; blockFirstLeaf[b] relative to the table's start.
+  auto records = [&](uint64_t b0, uint64_t b1, Words& table) {
+    std::vector<Geo> geo;
+    geo.reserve(256);
+    for (uint64_t b = b0; b < b1; b++) {
+      const uint64_t rel = rd32(bytes + 16 + 4 * b);
+      const int64_t prev = b == 0 ? -1 : int64_t(rd32(bytes + 16 + 4 * (b - 1)));
+      if (rel % 16 != 0) throw Failure("MISALIGNED_OFFSET", "record offset " + str(rel) + " is not a multiple of 16" + at(b, 16 + 4 * b));
+      if (int64_t(rel) <= prev)
+        throw Failure("NONMONOTONIC_OFFSET", "record offset " + str(rel) + " is not greater than the previous one (" + std::to_string(prev) + ")" + at(b, 16 + 4 * b));
+      const uint64_t start = base + rel;
+      if (start >= len) throw Failure("OFFSET_OUT_OF_RANGE", "record starts at byte " + str(start) + ", at or past the end of the " + str(len) + "-byte stream" + at(b, 16 + 4 * b));
+      c.blockFirstLeaf[b] = uint32_t(table.size() / SGFP4_LEAF_WORDS);
+      parseRecord(bytes, len, b, start, table, geo);
+    }
+  };
   // Reserve in proportion to the stream only: a leaf takes at least 20 bytes.
-  c.leafTable.reserve(std::min<uint64_t>(B * 16, len / 20 + 16) * SGFP4_LEAF_WORDS);
-  std::vector<Geo> geo;
-  geo.reserve(256);
-  int64_t prev = -1;
-  for (uint64_t b = 0; b < B; b++) {
-    const uint64_t rel = rd32(bytes + 16 + 4 * b);
-    if (rel % 16 != 0) throw Failure("MISALIGNED_OFFSET", "record offset " + str(rel) + " is not a multiple of 16" + at(b, 16 + 4 * b));
-    if (int64_t(rel) <= prev)
-      throw Failure("NONMONOTONIC_OFFSET", "record offset " + str(rel) + " is not greater than the previous one (" + std::to_string(prev) + ")" + at(b, 16 + 4 * b));
-    prev = int64_t(rel);
-    const uint64_t start = base + rel;
-    if (start >= len) throw Failure("OFFSET_OUT_OF_RANGE", "record starts at byte " + str(start) + ", at or past the end of the " + str(len) + "-byte stream" + at(b, 16 + 4 * b));
-    c.blockFirstLeaf[b] = uint32_t(c.leafTable.size() / SGFP4_LEAF_WORDS);
-    parseRecord(bytes, len, b, start, c, geo);
+  const uint64_t reserveLeaves = std::min<uint64_t>(B * 16, len / 20 + 16);
+  if (ranges <= 1 || B < 2) {
+    c.leafTable.reserve(reserveLeaves * SGFP4_LEAF_WORDS);
+    records(0, B, c.leafTable);
+  } else {
+    // Each range parses into its own table; then the tables are joined in order and each
+    // range's block index shifted by the leaves before it.
+    const uint64_t k = std::min<uint64_t>(ranges, B), step = (B + k - 1) / k;
+    std::vector<Words> parts(k);
+    forRanges(B, unsigned(k), [&](uint64_t b0, uint64_t b1) {
+      Words& part = parts[b0 / step];
+      part.reserve(reserveLeaves / k * SGFP4_LEAF_WORDS);
+      records(b0, b1, part);
+    });
+    std::vector<uint64_t> before(k + 1, 0);
+    for (uint64_t r = 0; r < k; r++) before[r + 1] = before[r] + parts[r].size();
+    c.leafTable.resize(before[k]);
+    forRanges(B, unsigned(k), [&](uint64_t b0, uint64_t b1) {
+      const uint64_t r = b0 / step;
+      if (!parts[r].empty()) std::memcpy(c.leafTable.data() + before[r], parts[r].data(), parts[r].size() * 4);
+      const uint32_t shift = uint32_t(before[r] / SGFP4_LEAF_WORDS);
+      for (uint64_t b = b0; b < b1; b++) c.blockFirstLeaf[b] += shift;
+      Words().swap(parts[r]);
+    });
   }
   c.blockFirstLeaf[B] = uint32_t(c.leafTable.size() / SGFP4_LEAF_WORDS);
 }
@@ -224,7 +269,7 @@ void checkShape(double rows, double cols, uint64_t maxOutputBytes) {
     throw Failure("LIMIT_EXCEEDED", "output of " + str(r) + "x" + str(c) + " float32 is over the limit of " + str(maxOutputBytes) + " bytes (raise maxOutputBytes)");
 }
 
-Container parse(const uint8_t* bytes, size_t len, Profile profile, double rows, double cols, uint64_t maxOutputBytes) {
+Container parse(const uint8_t* bytes, size_t len, Profile profile, double rows, double cols, uint64_t maxOutputBytes, unsigned ranges) {
   checkShape(rows, cols, maxOutputBytes);
   if (bytes == nullptr && len != 0) throw Failure("INVALID_ARGUMENT", "stream is null");
   Container c;
@@ -234,8 +279,13 @@ Container parse(const uint8_t* bytes, size_t len, Profile profile, double rows, 
   c.tilesY = (c.rows + kMacro - 1) / kMacro;
   c.tilesX = (c.cols + kMacro - 1) / kMacro;
   c.blockCount = c.tilesY * c.tilesX;
-  if (profile == Profile::V1) parseV1(bytes, len, c);
-  else parseV2(bytes, len, c);
+  // Twice as many ranges as threads: records differ in size, so the ranges do in time.
+  // v1 reads 8 bytes per block (and 1 KiB per T158 block), 4 ns a block on the H200: the pool's
+  // wake-up costs more than that below kParallelParseMinV1Blocks.
+  const bool large = profile == Profile::V1 ? c.blockCount >= kParallelParseMinV1Blocks : len >= kParallelParseMinBytes;
+  if (ranges == 0) ranges = large ? unsigned(2 * WorkPool::shared().threads()) : 1;
+  if (profile == Profile::V1) parseV1(bytes, len, c, ranges);
+  else parseV2(bytes, len, c, ranges);
   return c;
 }
 

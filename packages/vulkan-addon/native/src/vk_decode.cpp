@@ -12,14 +12,16 @@ namespace {
 constexpr uint64_t kImportMinBytes = uint64_t(1) << 20;
 }  // namespace
 
-Plan planFor(const VulkanDevice& d, const Container& c, size_t len, OutputFormat format) {
+PlanLimits planLimits(const VulkanDevice& d) {
   const DeviceInfo& info = d.info;
   PlanLimits limits;
   limits.maxRange = std::min<uint64_t>({info.maxStorageBufferRange, info.maxMemoryAllocationSize, uint64_t(1) << 31});
   limits.align = info.minStorageBufferOffsetAlignment;
   limits.maxGroups = uint64_t(std::max<uint32_t>(1, info.maxComputeWorkGroupCount[0])) * std::max<uint32_t>(1, info.maxComputeWorkGroupCount[1]);
-  return planChunks(limits, c, len, format);
+  return limits;
 }
+
+Plan planFor(const VulkanDevice& d, const Container& c, size_t len, OutputFormat format) { return planChunks(planLimits(d), c, len, format); }
 
 void prepareJob(VulkanDevice& d, VkCommandBuffer cmd, DeviceJob& job, Lease& staging, const uint8_t* bytes, size_t len, const Container& c, const Plan& plan) {
   const uint64_t leafBytes = c.leafTable.size() * 4, firstBytes = c.blockFirstLeaf.size() * 4;
@@ -68,72 +70,70 @@ void prepareJob(VulkanDevice& d, VkCommandBuffer cmd, DeviceJob& job, Lease& sta
     barrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
   }
 
+  writeSets(d, job, c, plan);
+}
+
+void writeSets(VulkanDevice& d, DeviceJob& job, const Container& c, const Plan& plan) {
+  const uint64_t firstBytes = c.blockFirstLeaf.size() * 4;
   const uint32_t nSets = uint32_t(plan.chunks.size());
   job.sets = std::make_unique<DescriptorSets>(d.device, d.decodeSetLayout, nSets, 5);
   for (uint32_t k = 0; k < nSets; k++) {
     const Chunk& ch = plan.chunks[k];
     const VkDeviceSize outBytes = plan.outputBytes(ch);
+    const VkBuffer out = job.outputs[k % job.outputs.size()].buf.buf;  // staged decodes use fewer, in turn
     const VkDescriptorBufferInfo bi[5] = {
         {job.stream.buf.buf, ch.streamStart, ch.streamEnd - ch.streamStart},
         {job.leaves.buf.buf, ch.leafStart * 16, (ch.leafEnd - ch.leafStart) * 16},
         {job.firstLeaf.buf.buf, 0, firstBytes},
-        {job.outputs[k].buf.buf, 0, outBytes},  // scalar view (partial macroblocks)
-        {job.outputs[k].buf.buf, 0, outBytes},  // vector view
+        {out, 0, outBytes},  // scalar view (partial macroblocks)
+        {out, 0, outBytes},  // vector view
     };
     job.sets->write(k, bi, 5);
   }
 }
 
-uint32_t recordDecode(VulkanDevice& d, VkCommandBuffer cmd, const DeviceJob& job, const Container& c, const Plan& plan, VkPipeline pipeline) {
+void recordChunk(VulkanDevice& d, VkCommandBuffer cmd, const DeviceJob& job, const Container& c, const Plan& plan, size_t k, VkPipeline pipeline) {
+  const Chunk& ch = plan.chunks[k];
+  const uint64_t blocks = (ch.by1 - ch.by0) * c.tilesX;
+  uint32_t gx, gy;
+  grid(d.info, blocks, gx, gy);
+  PushDecode pc{uint32_t(ch.by0 * c.tilesX), uint32_t(blocks), uint32_t(c.tilesX), uint32_t(c.rows), uint32_t(c.cols), uint32_t(ch.row0),
+                uint32_t(ch.streamStart / 4), uint32_t((ch.streamEnd - ch.streamStart) / 4), uint32_t(ch.leafStart), uint32_t(ch.leafEnd - ch.leafStart), gx};
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-  uint32_t dispatches = 0;
-  for (size_t k = 0; k < plan.chunks.size(); k++) {
-    const Chunk& ch = plan.chunks[k];
-    const uint64_t blocks = (ch.by1 - ch.by0) * c.tilesX;
-    uint32_t gx, gy;
-    grid(d.info, blocks, gx, gy);
-    PushDecode pc{uint32_t(ch.by0 * c.tilesX), uint32_t(blocks), uint32_t(c.tilesX), uint32_t(c.rows), uint32_t(c.cols), uint32_t(ch.row0),
-                  uint32_t(ch.streamStart / 4), uint32_t((ch.streamEnd - ch.streamStart) / 4), uint32_t(ch.leafStart), uint32_t(ch.leafEnd - ch.leafStart), gx};
-    vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.decodeLayout, 0, 1, &job.sets->sets[k], 0, nullptr);
-    vkCmdPushConstants(cmd, d.decodeLayout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
-    vkCmdDispatch(cmd, gx, gy, 1);
-    dispatches++;
-  }
-  return dispatches;
+  vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.decodeLayout, 0, 1, &job.sets->sets[k], 0, nullptr);
+  vkCmdPushConstants(cmd, d.decodeLayout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof pc, &pc);
+  vkCmdDispatch(cmd, gx, gy, 1);
+}
+
+uint32_t recordDecode(VulkanDevice& d, VkCommandBuffer cmd, const DeviceJob& job, const Container& c, const Plan& plan, VkPipeline pipeline) {
+  for (size_t k = 0; k < plan.chunks.size(); k++) recordChunk(d, cmd, job, c, plan, k, pipeline);
+  return uint32_t(plan.chunks.size());
+}
+
+HostResult hostResult(Lease&& readback, uint64_t bytes) {
+  HostResult r;
+  r.bytes = bytes;
+  r.readback_ = std::move(readback);
+  r.segments_.push_back({static_cast<const uint8_t*>(r.readback_.buf.mapped), 0, bytes});
+  return r;
 }
 
 HostResult decodeToHost(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format) {
   const Plan plan = planFor(d, c, len, format);
-  const VkPipeline pipeline = d.decodePipeline(format);
+  const uint64_t outBytes = c.rows * c.cols * plan.elemBytes;
+  if (!d.unifiedMemory) return hostResult(decodeStaged(d, bytes, len, c, format, nullptr), outBytes);
   HostResult r;
-  r.bytes = c.rows * c.cols * plan.elemBytes;
+  r.bytes = outBytes;
   Lease staging;
   // Declared after the buffers so it is destroyed first: its destructor waits for the device
   // when a wait failed, before the buffers the work may still use go back to the pool.
   Submission sub(d);
   prepareJob(d, sub.cmd, r.job_, staging, bytes, len, c, plan);
-  recordDecode(d, sub.cmd, r.job_, c, plan, pipeline);
-  if (d.unifiedMemory) {
-    barrier(sub.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
-    for (size_t k = 0; k < plan.chunks.size(); k++)
-      r.segments_.push_back({static_cast<const uint8_t*>(r.job_.outputs[k].buf.mapped), plan.outputOffset(plan.chunks[k]), plan.outputBytes(plan.chunks[k])});
-  } else {
-    // The GPU copies every output into one host-visible buffer (the device-to-host transfer);
-    // the caller then copies it once into its array.
-    r.readback_ = Lease(d.pool, Memory::HostReadback, r.bytes);
-    barrier(sub.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_READ_BIT);
-    for (size_t k = 0; k < plan.chunks.size(); k++) {
-      VkBufferCopy region{0, plan.outputOffset(plan.chunks[k]), plan.outputBytes(plan.chunks[k])};
-      vkCmdCopyBuffer(sub.cmd, r.job_.outputs[k].buf.buf, r.readback_.buf.buf, 1, &region);
-    }
-    barrier(sub.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
-    r.segments_.push_back({static_cast<const uint8_t*>(r.readback_.buf.mapped), 0, r.bytes});
-  }
+  recordDecode(d, sub.cmd, r.job_, c, plan, d.decodePipeline(format));
+  barrier(sub.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  for (size_t k = 0; k < plan.chunks.size(); k++)
+    r.segments_.push_back({static_cast<const uint8_t*>(r.job_.outputs[k].buf.mapped), plan.outputOffset(plan.chunks[k]), plan.outputBytes(plan.chunks[k])});
   sub.submitAndWait();
-  if (!d.unifiedMemory) {
-    // The device-side buffers can serve the next call now; only the readback stays held.
-    r.job_ = DeviceJob();
-  }
   return r;
 }
 
@@ -144,7 +144,8 @@ void decodeInto(VulkanDevice& d, const uint8_t* bytes, size_t len, const Contain
   Buffer target;
   if (!d.unifiedMemory && outBytes >= kImportMinBytes) target = d.importHostMemory(out, outBytes, at);
   if (!target.buf) {
-    decodeToHost(d, bytes, len, c, format).copyTo(out);
+    if (d.unifiedMemory) decodeToHost(d, bytes, len, c, format).copyTo(out);
+    else decodeStaged(d, bytes, len, c, format, out);
     return;
   }
   DeviceJob job;

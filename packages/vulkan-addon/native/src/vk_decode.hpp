@@ -14,18 +14,24 @@ namespace sgfp4 {
 // Plans `c` for this device; throws LIMIT_EXCEEDED when it cannot be split into dispatches
 // that fit (callers check before handing work to another thread).
 Plan planFor(const VulkanDevice& d, const Container& c, size_t len, OutputFormat format);
+// The device's binding limits as planChunks takes them.
+PlanLimits planLimits(const VulkanDevice& d);
 
 // Device-side state of one decode: inputs uploaded, one output buffer per chunk.
 struct DeviceJob {
   Lease stream, leaves, firstLeaf;
   Buffer importedStream;  // the caller's input pages, when uploaded from them directly
-  std::vector<Lease> outputs;
+  std::vector<Lease> outputs;  // one per chunk, or (staged) two used in turn
   std::unique_ptr<DescriptorSets> sets;
 };
 
 // Takes the buffers, uploads the inputs (recording copies from `staging` into `cmd` when the
 // device's memory is not host-visible) and writes the descriptor sets.
 void prepareJob(VulkanDevice& d, VkCommandBuffer cmd, DeviceJob& job, Lease& staging, const uint8_t* bytes, size_t len, const Container& c, const Plan& plan);
+// Binds each chunk's descriptor set to its ranges of the job's buffers.
+void writeSets(VulkanDevice& d, DeviceJob& job, const Container& c, const Plan& plan);
+// Records chunk k's dispatch with `pipeline`.
+void recordChunk(VulkanDevice& d, VkCommandBuffer cmd, const DeviceJob& job, const Container& c, const Plan& plan, size_t k, VkPipeline pipeline);
 // Records one dispatch per chunk with `pipeline`; returns the number of dispatches.
 uint32_t recordDecode(VulkanDevice& d, VkCommandBuffer cmd, const DeviceJob& job, const Container& c, const Plan& plan, VkPipeline pipeline);
 
@@ -38,6 +44,7 @@ class HostResult {
 
  private:
   friend HostResult decodeToHost(VulkanDevice&, const uint8_t*, size_t, const Container&, OutputFormat);
+  friend HostResult hostResult(Lease&&, uint64_t);
   struct Segment {
     const uint8_t* src;
     uint64_t offset, bytes;
@@ -46,11 +53,21 @@ class HostResult {
   DeviceJob job_;    // unified memory: the outputs are the segments' memory
   Lease readback_;   // discrete: all outputs copied here by the GPU
 };
+// A finished staged decode's readback as a HostResult.
+HostResult hostResult(Lease&& readback, uint64_t bytes);
 
-// Decodes `c` into `out` (rows * cols values of the format). On a discrete GPU that can import
-// host memory (VK_EXT_external_memory_host), the GPU copies the output straight into `out`'s
-// pages and the input straight from `bytes`' pages: no host copy. Otherwise through the pooled
-// readback memory, with one host copy. `out` must stay valid and untouched during the call.
+// Discrete GPUs (vk_staged.cpp): decodes `c` in stages (about 16 MiB of output each, one
+// submission each) into pooled host-visible readback memory, the upload of stage k + 1 and the
+// host's copy of stage k - 1 overlapping the GPU's work on stage k. With `out`, each stage is
+// copied into it as soon as it is done and an empty Lease is returned; without, the readback
+// buffer holding the whole output is returned (the caller hands it over or copies it).
+Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, void* out);
+
+// Decodes `c` into `out` (rows * cols values of the format). On a discrete GPU: staged, with the
+// one host copy overlapped (decodeStaged); with SGFP4_VULKAN_HOST_IMPORT=1 and a device that
+// imports host memory (VK_EXT_external_memory_host), the GPU copies the output straight into
+// `out`'s pages and the input from `bytes`' pages instead. Unified memory: one host copy from
+// where the device wrote. `out` must stay valid and untouched during the call.
 void decodeInto(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, void* out);
 
 // Decodes `c` (parsed from bytes) on the device. Safe to call from several threads at once:

@@ -183,9 +183,11 @@ void VulkanDevice::createDevice() {
   vkGetDeviceQueue(device, queueFamily, 0, &queue);
   if (info.hostImportAlignment)
     getHostPointerProperties = reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(vkGetDeviceProcAddr(device, "vkGetMemoryHostPointerPropertiesEXT"));
-  // SGFP4_VULKAN_HOST_IMPORT=0 keeps the staging path (to compare the two on one machine).
+  // Host-memory import is opt-in (SGFP4_VULKAN_HOST_IMPORT=1): pinning the caller's pages on
+  // every call cost more on the H200 than the pooled readback with the staged, overlapped host
+  // copy (BENCHMARKS.md), and it is only used on discrete GPUs anyway.
   const char* hostImport = std::getenv("SGFP4_VULKAN_HOST_IMPORT");
-  if (!getHostPointerProperties || (hostImport && std::string(hostImport) == "0")) info.hostImportAlignment = 0;
+  if (!getHostPointerProperties || !(hostImport && std::string(hostImport) == "1")) info.hostImportAlignment = 0;
 }
 
 VulkanDevice::VulkanDevice(const std::string& requested) {
@@ -211,6 +213,10 @@ VulkanDevice::~VulkanDevice() {
   if (!device) return;
   vkDeviceWaitIdle(device);
   pool.trim();
+  for (const IdleSubmission& s : idleSubmissions) {
+    vkDestroyFence(device, s.fence, nullptr);
+    vkDestroyCommandPool(device, s.pool, nullptr);
+  }
   for (VkPipeline p : pipelines)
     if (p) vkDestroyPipeline(device, p, nullptr);
   vkDestroyPipelineLayout(device, decodeLayout, nullptr);
@@ -263,6 +269,7 @@ Buffer VulkanDevice::makeBuffer(VkDeviceSize size, Memory kind) {
   check(vkAllocateMemory(device, &ai, nullptr, &b.mem), "vkAllocateMemory");
   check(vkBindBufferMemory(device, b.buf, b.mem, 0), "vkBindBufferMemory");
   if (mapped) check(vkMapMemory(device, b.mem, 0, VK_WHOLE_SIZE, 0, &b.mapped), "vkMapMemory");
+  buffersMade++;
   return b;
 }
 
@@ -377,23 +384,37 @@ void grid(const DeviceInfo& info, uint64_t groups, uint32_t& gx, uint32_t& gy) {
 }
 
 Submission::Submission(VulkanDevice& d) : d_(d) {
-  VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
-  pci.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT | VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-  pci.queueFamilyIndex = d.queueFamily;
-  check(vkCreateCommandPool(d.device, &pci, nullptr, &pool_), "vkCreateCommandPool");
-  VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
-  cai.commandPool = pool_;
-  cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  cai.commandBufferCount = 1;
-  check(vkAllocateCommandBuffers(d.device, &cai, &cmd), "vkAllocateCommandBuffers");
-  VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
-  check(vkCreateFence(d.device, &fci, nullptr, &fence_), "vkCreateFence");
+  {
+    // A command pool, buffer and fence a finished call gave back: creating them cost about
+    // 0.6 ms per submission on the H200 (run s7 trace), more than a 16 MiB stage's GPU work.
+    std::lock_guard<std::mutex> lock(d.submissionsMutex);
+    if (!d.idleSubmissions.empty()) {
+      const VulkanDevice::IdleSubmission s = d.idleSubmissions.back();
+      d.idleSubmissions.pop_back();
+      pool_ = s.pool;
+      cmd = s.cmd;
+      fence_ = s.fence;
+    }
+  }
+  if (!pool_) {
+    VkCommandPoolCreateInfo pci{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pci.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT | VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = d.queueFamily;
+    check(vkCreateCommandPool(d.device, &pci, nullptr, &pool_), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo cai{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    cai.commandPool = pool_;
+    cai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    cai.commandBufferCount = 1;
+    check(vkAllocateCommandBuffers(d.device, &cai, &cmd), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fci{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
+    check(vkCreateFence(d.device, &fci, nullptr, &fence_), "vkCreateFence");
+  }
   VkCommandBufferBeginInfo bi{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
   bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
 }
 
-void Submission::submitAndWait() {
+void Submission::submit() {
   check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
   VkSubmitInfo si{VK_STRUCTURE_TYPE_SUBMIT_INFO};
   si.commandBufferCount = 1;
@@ -403,8 +424,16 @@ void Submission::submitAndWait() {
     check(vkQueueSubmit(d_.queue, 1, &si, fence_), "vkQueueSubmit");
   }
   submitted_ = true;
+}
+
+void Submission::wait() {
   check(vkWaitForFences(d_.device, 1, &fence_, VK_TRUE, UINT64_MAX), "vkWaitForFences");
   submitted_ = false;
+}
+
+void Submission::submitAndWait() {
+  submit();
+  wait();
 }
 
 void Submission::restart() {
@@ -419,6 +448,14 @@ Submission::~Submission() {
   // After a failed wait (device lost) the work may still reference the caller's buffers: wait
   // for the device before they and this pool go away.
   if (submitted_) vkDeviceWaitIdle(d_.device);
+  // Not in flight: reset, and kept for the next call (at most kMaxIdleSubmissions).
+  if (!submitted_ && vkResetFences(d_.device, 1, &fence_) == VK_SUCCESS && vkResetCommandPool(d_.device, pool_, 0) == VK_SUCCESS) {
+    std::lock_guard<std::mutex> lock(d_.submissionsMutex);
+    if (d_.idleSubmissions.size() < VulkanDevice::kMaxIdleSubmissions) {
+      d_.idleSubmissions.push_back({pool_, cmd, fence_});
+      return;
+    }
+  }
   if (fence_) vkDestroyFence(d_.device, fence_, nullptr);
   if (pool_) vkDestroyCommandPool(d_.device, pool_, nullptr);
 }

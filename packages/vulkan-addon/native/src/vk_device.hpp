@@ -54,6 +54,15 @@ class VulkanDevice {
   // vkQueueSubmit needs the queue externally synchronized: decodes on worker threads and the
   // main thread share this device, so every submission takes this lock.
   std::mutex queueMutex;
+  // Command pools, buffers and fences of finished submissions, reset, for the next ones.
+  struct IdleSubmission {
+    VkCommandPool pool;
+    VkCommandBuffer cmd;
+    VkFence fence;
+  };
+  static constexpr size_t kMaxIdleSubmissions = 32;
+  std::mutex submissionsMutex;
+  std::vector<IdleSubmission> idleSubmissions;
 
   VkPipeline decodePipeline(OutputFormat f) const;
   // A new buffer (usable as storage buffer and copy source and target), mapped unless Device
@@ -64,6 +73,7 @@ class VulkanDevice {
   // the device cannot import (no extension, or the driver refuses this memory).
   Buffer importHostMemory(const void* ptr, uint64_t bytes, VkDeviceSize& offset);
   std::atomic<uint64_t> hostImports{0};  // successful imports (tests check the path ran)
+  std::atomic<uint64_t> buffersMade{0};  // makeBuffer calls (tests check the pool served a call)
   VkPipeline makePipeline(const uint32_t* code, size_t bytes, VkPipelineLayout layout, const VkSpecializationInfo* spec = nullptr);
   VkDescriptorSetLayout makeSetLayout(uint32_t storageBuffers);
   VkPipelineLayout makePipelineLayout(VkDescriptorSetLayout set, uint32_t pushBytes);
@@ -93,6 +103,9 @@ class Submission {
   Submission(const Submission&) = delete;
   Submission& operator=(const Submission&) = delete;
   void submitAndWait();
+  // The two halves of submitAndWait: several submissions of one call in flight at once.
+  void submit();
+  void wait();
   // Starts recording again after submitAndWait (the bench reuses one submission).
   void restart();
   VkCommandBuffer cmd = VK_NULL_HANDLE;
