@@ -50,6 +50,7 @@ export async function measure(ctx: LoadContext): Promise<LoadRow[]> {
     cached: new WebGpuDecoder(device, { validator: cached }),
     pooled: new WebGpuDecoder(device, { validatorPool: pool }),
     threads: pool.liveWorkers,
+    validate: wasmValidator,
   };
   const floors = new GpuFloors(device, ctx.reps);
   ctx.log(`webgpu: kernel times by ${floors.timer}; decodeMany worker pool of ${d.threads} threads`);
@@ -78,6 +79,7 @@ interface Decoders {
   /** decodeMany validates on worker threads */
   pooled: Decoder;
   threads: number;
+  validate: StreamValidator;
 }
 
 async function workloadRows(ctx: LoadContext, device: GPUDevice, d: Decoders, floors: GpuFloors, w: Workload): Promise<LoadRow[]> {
@@ -108,6 +110,9 @@ async function workloadRows(ctx: LoadContext, device: GPUDevice, d: Decoders, fl
       const ms = await medianMs(() => dec.decodeToBuffer(w.bytes, req, out), ctx.reps);
       rows.push(ratioRow({ ...base, path: label, ms, floor, floorMs, goal, bitsOk: await onDevice(), ...(dec === d.cached ? { note: "diagnostic" } : {}) }));
     }
+    // where the one call's time goes: the host validation it starts with (the rest is the cached row)
+    const validateMs = await medianMs(() => d.validate(w.bytes, req), ctx.reps);
+    rows.push(ratioRow({ ...base, path: "host validation alone (wasmValidator, calling thread)", ms: validateMs, floor, floorMs, bitsOk: kernelBits, note: "diagnostic" }));
     const prepMs = await medianMs(async () => {
       const p = decoder.prepare(w.bytes, req);
       const encoder = device.createCommandEncoder();
