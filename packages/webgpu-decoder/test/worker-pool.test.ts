@@ -45,6 +45,14 @@ describe("WorkerValidatorPool", () => {
         expect((err as Sgfp4Error).code).toBe(codeOf(() => wasmValidator(cut, t)));
       }
     }
+    // streams already in a SharedArrayBuffer go as they are; many in flight at once reuse the pool's buffers
+    const inShared = tensors.map((t) => {
+      const b = new Uint8Array(new SharedArrayBuffer(t.bytes.length));
+      b.set(t.bytes);
+      return b;
+    });
+    const many = await Promise.all([...tensors, ...tensors, ...tensors].map((t, i) => pool.validate(i < tensors.length ? inShared[i]! : t.bytes, t)));
+    many.forEach((got, i) => expect(Array.from(got.leafTable)).toEqual(Array.from(wasmValidator(tensors[i % tensors.length]!.bytes, tensors[i % tensors.length]!).leafTable)));
     expect(pool.liveWorkers).toBe(2); // the answers came from workers
     expect(broken.liveWorkers).toBe(0); // and these from the calling thread
   });
