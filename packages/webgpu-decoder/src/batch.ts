@@ -5,7 +5,7 @@
  * submission - the copy to the device, the prep kernels, the decodes of every job in it - goes
  * out when the slot is full or when the caller is about to wait for the host (`flush`), so the
  * GPU uploads and decodes tensor k while the host still validates tensor k + 1. Two slots
- * alternate: the host fills one while the GPU reads the other.
+ * alternate: the host fills one while the GPU copies out of the other.
  */
 import type { Job, JobLimits } from "./job.js";
 import { writeJob } from "./job.js";
@@ -51,11 +51,17 @@ export class Batch {
 
   constructor(private readonly c: BatchConfig) {}
 
-  /** Write `p`'s inputs into the open slot (opening one, or submitting the full one, first). `more`: other jobs will follow. */
-  async add(p: Placed, more: boolean): Promise<void> {
+  /**
+   * Write `p`'s inputs into the open slot (opening one, or submitting the full one, first).
+   * `moreBytes`: an estimate of the inputs of the jobs that will follow in this call; a new slot
+   * holds them too, up to submitBytes (a staging slot much larger than its use slows every call
+   * down, measured on lavapipe; a short estimate only costs another submission).
+   */
+  async add(p: Placed, moreBytes = 0): Promise<void> {
     const need = p.job.regionBytes;
-    if (this.slot && this.slot.used + need > this.slot.size) this.flush();
-    this.slot ??= await this.open(Math.max(need, more ? this.c.submitBytes : 0));
+    if (this.slot && this.slot.used + need > this.slot.size) this.submit(false);
+    // a multiple of 256 (getMappedRange takes sizes in multiples of 4; binding offsets are 256-aligned)
+    this.slot ??= await this.open(Math.max(need, Math.ceil(Math.min(this.c.submitBytes, need + moreBytes) / 256) * 256));
     const s = this.slot;
     writeJob(p.job, s.range.subarray(s.used, s.used + need), this.c.limits);
     s.placed.push({ ...p, base: s.used });
@@ -67,15 +73,29 @@ export class Batch {
     return this.slot?.used ?? 0;
   }
 
-  /** Submit what the open slot holds; `after` records more commands (a readback) after its decodes. */
-  flush(after?: (encoder: GPUCommandEncoder) => void): void {
+  /** Submit what the open slot holds (more will follow). */
+  flush(): void {
+    this.submit(false);
+  }
+
+  /**
+   * Submit the open slot's copy, prep and decodes; `after` records more commands (a readback)
+   * after them. Unless `last`, the copy out of the staging buffer is its own submission, so the
+   * staging is mapped again (and filled for a later slot) once the copy is done, not the decodes.
+   */
+  private submit(last: boolean, after?: (encoder: GPUCommandEncoder) => void): void {
     const s = this.slot;
     this.slot = undefined;
     if (!s && !after) return;
     const { device, pool, kernels } = this.c;
-    const encoder = device.createCommandEncoder();
+    let encoder = device.createCommandEncoder();
     if (s) {
       const inputs = s.close(encoder);
+      if (!last) {
+        device.queue.submit([encoder.finish()]);
+        s.submitted();
+        encoder = device.createCommandEncoder();
+      }
       const firstLeaf = Math.max(0, ...s.placed.map((p) => p.job.firstLeafBytes));
       const cellBytes = Math.max(0, ...s.placed.map((p) => p.job.cellBytes));
       // pooled; a growth destroys the smaller one, which the queue keeps alive for work already submitted
@@ -93,13 +113,13 @@ export class Batch {
     }
     after?.(encoder);
     device.queue.submit([encoder.finish()]);
-    s?.submitted();
+    if (last) s?.submitted();
   }
 
   /** Submit the rest and resolve when the GPU has done everything submitted. */
   async finish(after?: (encoder: GPUCommandEncoder) => void): Promise<void> {
     try {
-      this.flush(after);
+      this.submit(true, after);
       await this.c.device.queue.onSubmittedWorkDone();
     } finally {
       this.release();

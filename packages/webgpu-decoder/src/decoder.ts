@@ -71,7 +71,7 @@ export interface WebGpuDecoderOptions {
 }
 
 /** A batch submits what it holds before the host waits, once it holds this much (small tensors share a submission). */
-const MIN_SUBMIT_BYTES = 1 << 20;
+const MIN_SUBMIT_BYTES = 8 << 20;
 
 function checkFormat(format: OutputFormat): OutputFormat {
   if (!OUTPUT_FORMATS.includes(format)) throw new Sgfp4Error("INVALID_ARGUMENT", `output format ${String(format)} is not one of ${OUTPUT_FORMATS.join(", ")}`);
@@ -287,6 +287,10 @@ export class WebGpuDecoder {
           const validations = new Validations(tensors, this.validate, this.validatorPool);
           const batch = this.batch();
           const placed: Placed[] = [];
+          // the inputs of the tensors after each one, estimated before validation (container,
+          // and a leaf table of up to half of it for the usual trees)
+          const inputsAfter = tensors.map(() => 0);
+          for (let i = tensors.length - 2; i >= 0; i--) inputsAfter[i] = inputsAfter[i + 1]! + Math.ceil(1.5 * tensors[i + 1]!.bytes.length) + 4096;
           let rejected: unknown;
           try {
             for (const [i, t] of tensors.entries()) {
@@ -303,7 +307,7 @@ export class WebGpuDecoder {
               if (!arena) created.push(output);
               const p = { job, output, offset: arena?.offsets[i] ?? 0 };
               placed.push(p);
-              await batch.add(p, i + 1 < tensors.length);
+              await batch.add(p, inputsAfter[i]);
             }
             await batch.finish(); // also when rejected: the tensors before it are decoded, as documented
           } finally {
@@ -370,7 +374,7 @@ export class WebGpuDecoder {
   private async run(p: Placed, after?: (encoder: GPUCommandEncoder) => void): Promise<void> {
     const batch = this.batch();
     try {
-      await batch.add(p, false);
+      await batch.add(p);
       await batch.finish(after);
     } finally {
       batch.release();
