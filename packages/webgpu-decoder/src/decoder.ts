@@ -5,12 +5,15 @@
  * command buffer: the copy to the device, the prep kernels that build the lookup tables from the
  * leaf table, and the decode. Device buffers and staging are pooled per decoder (pool.ts).
  */
-import { Sgfp4Error, type Limits, type Profile, type Shape } from "@sgfp4/format";
+import { Sgfp4Error, checkShape, type Limits, type Profile, type Shape } from "@sgfp4/format";
 import { OUTPUT_FORMATS, type DecodedArray, type OutputFormat } from "@sgfp4/format";
-import { planJob, wasmValidator, writeJob, type Job, type JobLimits, type StreamValidator } from "./job.js";
+import { planJob, wasmValidator, writeJob, type Job, type JobLimits, type StreamValidator, type ValidatedStream } from "./job.js";
 import { align } from "./plan.js";
 import { BufferPool, Serial } from "./pool.js";
 import { Kernels, type Tables } from "./kernels.js";
+import { Batch, INPUT_USAGE, USAGE, type Placed } from "./batch.js";
+import { Validations, type ValidatorPool } from "./validation.js";
+import { elementBytes } from "./shader.js";
 
 export interface DecodeOptions {
   profile: Profile | "auto";
@@ -59,14 +62,39 @@ export interface WebGpuDecoderOptions {
   upload?: "staging" | "mapped";
   /** Inputs (containers, leaf tables) per submission of a batch, bytes (default 64 MiB); a larger tensor goes alone. */
   submitBytes?: number;
+  /**
+   * Where `decodeMany` validates: several streams at once off the calling thread (Node:
+   * `createNodeDecoder` gives one on worker threads unless `validator` is set). Without it,
+   * each stream is validated on the calling thread with `validator`, just before its upload.
+   */
+  validatorPool?: ValidatorPool;
 }
 
-// The numeric usage flags are fixed by the WebGPU spec; using them directly avoids needing the
-// GPUBufferUsage global (absent in Node until `webgpu`'s globals are installed).
-export const USAGE = { MAP_READ: 0x1, MAP_WRITE: 0x2, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80 } as const;
+/** A batch submits what it holds before the host waits, once it holds this much (small tensors share a submission). */
+const MIN_SUBMIT_BYTES = 8 << 20;
+
+function checkFormat(format: OutputFormat): OutputFormat {
+  if (!OUTPUT_FORMATS.includes(format)) throw new Sgfp4Error("INVALID_ARGUMENT", `output format ${String(format)} is not one of ${OUTPUT_FORMATS.join(", ")}`);
+  return format;
+}
+
+/** Output bytes of a tensor from its request alone (format and shape checked as the validator will). */
+function outputBytesOf(t: DecodeOptions): number {
+  const eb = elementBytes(checkFormat(t.format ?? "f32"));
+  checkShape(t.shape, t.limits);
+  return t.shape[0] * t.shape[1] * eb;
+}
+
+/** `e`, an Sgfp4Error naming the tensor when it is one. */
+function naming(name: string, e: unknown): unknown {
+  return e instanceof Sgfp4Error ? new Sgfp4Error(e.code, `tensor "${name}": ${e.message.slice(e.code.length + 2)}`) : e;
+}
+
+// The numeric usage flags (batch.ts) are fixed by the WebGPU spec; using them directly avoids
+// needing the GPUBufferUsage global (absent in Node until `webgpu`'s globals are installed).
+export { USAGE };
 /** Usage the caller's output buffer needs (GPUBufferUsage.STORAGE). */
 export const OUTPUT_USAGE = USAGE.STORAGE;
-const INPUT_USAGE = USAGE.STORAGE | USAGE.UNIFORM;
 
 /** A validated container uploaded to the device with its lookup tables, ready to be decoded any number of times. */
 export class PreparedContainer {
@@ -106,6 +134,7 @@ export class WebGpuDecoder {
   private readonly validate: StreamValidator;
   private readonly upload: "staging" | "mapped";
   private readonly submitBytes: number;
+  private readonly validatorPool: ValidatorPool | undefined;
   private readonly kernels: Kernels;
   private readonly pool: BufferPool;
   private readonly serial = new Serial();
@@ -125,6 +154,7 @@ export class WebGpuDecoder {
     this.validate = options.validator ?? wasmValidator;
     this.upload = options.upload ?? "staging";
     this.submitBytes = options.submitBytes ?? 64 * 1024 * 1024;
+    this.validatorPool = options.validatorPool;
     this.kernels = new Kernels(device);
     this.pool = new BufferPool(device);
   }
@@ -142,28 +172,42 @@ export class WebGpuDecoder {
 
   /** Validate and plan (every rejection happens here, before any device call). */
   private plan(name: string, bytes: Uint8Array, opts: DecodeOptions): Job {
-    const format = opts.format ?? "f32";
-    if (!OUTPUT_FORMATS.includes(format)) throw new Sgfp4Error("INVALID_ARGUMENT", `output format ${String(format)} is not one of ${OUTPUT_FORMATS.join(", ")}`);
-    const stream = this.validate(bytes, { profile: opts.profile, shape: opts.shape, limits: opts.limits });
-    return planJob(name, bytes, stream, format, this.limits);
+    checkFormat(opts.format ?? "f32"); // before the work of validation
+    return this.planValidated(name, bytes, opts, this.validate(bytes, { profile: opts.profile, shape: opts.shape, limits: opts.limits }));
+  }
+
+  private planValidated(name: string, bytes: Uint8Array, opts: DecodeOptions, stream: ValidatedStream): Job {
+    return planJob(name, bytes, stream, opts.format ?? "f32", this.limits);
   }
 
   /** Validate and upload once; the lookup tables are built at once on the GPU (submitted, not awaited). */
   prepare(bytes: Uint8Array, opts: DecodeOptions): PreparedContainer {
     const job = this.plan("", bytes, opts);
-    const inputs = this.device.createBuffer({ size: job.regionBytes, usage: INPUT_USAGE, mappedAtCreation: true, label: "sgfp4-prepared-inputs" });
-    writeJob(job, new Uint8Array(inputs.getMappedRange()), this.limits);
-    inputs.unmap();
+    // through a staging buffer of its own kept mapped between calls (a mappedAtCreation device
+    // buffer costs an allocation and a hidden copy per call); while that one is still being
+    // mapped again, through queue.writeBuffer
+    const inputs = this.device.createBuffer({ size: job.regionBytes, usage: INPUT_USAGE | USAGE.COPY_DST, label: "sgfp4-prepared-inputs" });
+    const staged = this.pool.stagingNow("staging-prepare", job.regionBytes);
+    const encoder = this.device.createCommandEncoder();
+    if (staged) {
+      writeJob(job, staged.range, this.limits);
+      staged.buffer.unmap();
+      encoder.copyBufferToBuffer(staged.buffer, 0, inputs, 0, job.regionBytes);
+    } else {
+      const region = new Uint8Array(job.regionBytes);
+      writeJob(job, region, this.limits);
+      this.device.queue.writeBuffer(inputs, 0, region);
+    }
     const tables: Tables = { inputs, inputsBase: 0 };
     if (job.variant === "cells") {
       tables.firstLeaf = this.device.createBuffer({ size: job.firstLeafBytes, usage: USAGE.STORAGE, label: "sgfp4-first-leaf" });
       tables.cells = this.device.createBuffer({ size: job.cellBytes, usage: USAGE.STORAGE, label: "sgfp4-cells" });
-      const encoder = this.device.createCommandEncoder();
       const pass = encoder.beginComputePass();
       this.kernels.recordPrep(pass, job, tables);
       pass.end();
-      this.device.queue.submit([encoder.finish()]);
     }
+    this.device.queue.submit([encoder.finish()]);
+    staged?.done();
     return new PreparedContainer(job, tables, [inputs, ...(tables.firstLeaf ? [tables.firstLeaf] : []), ...(tables.cells ? [tables.cells] : [])]);
   }
 
@@ -199,7 +243,7 @@ export class WebGpuDecoder {
     const target = output ?? this.newOutput(job.outputBytes, "sgfp4-output");
     try {
       this.checkOutput(job, target, outputOffset);
-      await this.serial.run(() => this.guard(() => this.run([{ job, output: target, offset: outputOffset }])));
+      await this.serial.run(() => this.guard(() => this.run({ job, output: target, offset: outputOffset })));
     } catch (e) {
       if (!output) target.destroy();
       throw e;
@@ -208,42 +252,71 @@ export class WebGpuDecoder {
   }
 
   /**
-   * Decode many tensors (a model) onto the device: every stream is validated first, so a rejected
-   * one throws (its code, and a message naming the tensor) before anything is uploaded or written.
-   * Inputs go up in submissions of up to 64 MiB of containers, the host filling one staging
-   * buffer while the GPU copies and decodes the previous one. Outputs: one new buffer per tensor,
-   * or with `arena` sub-ranges (256-byte aligned, in order) of one new buffer, or of the caller's
-   * buffer (usage STORAGE) when `arena` is one.
+   * Decode many tensors (a model) onto the device. Streams are validated in order, each just
+   * before its upload (with a `validatorPool`, several ahead on other threads), and the GPU
+   * uploads and decodes tensor k while the host validates tensor k + 1; small tensors share a
+   * submission. Outputs: one new buffer per tensor, or with `arena` sub-ranges (256-byte aligned,
+   * in order) of one new buffer, or of the caller's buffer (usage STORAGE) when `arena` is one.
+   *
+   * A rejected stream throws its code with a message naming the tensor (the first rejected one in
+   * order). Then every tensor before it has been decoded (in the caller's arena, its range is
+   * written) and nothing from it on is written or uploaded; buffers this call created are destroyed.
    */
   async decodeMany(tensors: readonly TensorInput[], opts: { arena?: boolean | GPUBuffer } = {}): Promise<DecodedTensor[]> {
-    const jobs = tensors.map((t) => {
+    const sizes = tensors.map((t) => {
       try {
-        return this.plan(t.name, t.bytes, t);
+        return outputBytesOf(t);
       } catch (e) {
-        if (e instanceof Sgfp4Error) throw new Sgfp4Error(e.code, `tensor "${t.name}": ${e.message.slice(e.code.length + 2)}`);
-        throw e;
+        throw naming(t.name, e);
       }
     });
     const created: GPUBuffer[] = [];
+    let arena: { buffer: GPUBuffer; offsets: number[] } | undefined;
+    if (opts.arena) {
+      let at = 0;
+      const offsets = sizes.map((n) => ((at = align(at, 256)), (at += align(n, 4)), at - align(n, 4)));
+      const given = typeof opts.arena === "object" ? opts.arena : undefined;
+      if (given && given.size < at) throw new Sgfp4Error("INVALID_ARGUMENT", `arena of ${given.size} bytes cannot hold the ${at} bytes of these tensors`);
+      const buffer = given ?? this.newOutput(Math.max(at, 16), "sgfp4-arena");
+      if (!given) created.push(buffer);
+      arena = { buffer, offsets };
+    }
     try {
-      let placed: { job: Job; output: GPUBuffer; offset: number }[];
-      if (opts.arena) {
-        let at = 0;
-        const offsets = jobs.map((j) => ((at = align(at, 256)), (at += align(j.outputBytes, 4)), at - align(j.outputBytes, 4)));
-        const given = typeof opts.arena === "object" ? opts.arena : undefined;
-        if (given && given.size < at) throw new Sgfp4Error("INVALID_ARGUMENT", `arena of ${given.size} bytes cannot hold the ${at} bytes of these tensors`);
-        const arena = given ?? this.newOutput(Math.max(at, 16), "sgfp4-arena");
-        if (!given) created.push(arena);
-        placed = jobs.map((job, i) => ({ job, output: arena, offset: offsets[i]! }));
-      } else {
-        placed = jobs.map((job) => {
-          const output = this.newOutput(job.outputBytes, `sgfp4-${job.name}`);
-          created.push(output);
-          return { job, output, offset: 0 };
-        });
-      }
-      await this.serial.run(() => this.guard(() => this.run(placed)));
-      return placed.map(({ job, output, offset }) => ({ name: job.name, shape: job.shape, format: job.format, buffer: output, offset, byteLength: job.outputBytes }));
+      return await this.serial.run(() =>
+        this.guard(async () => {
+          const validations = new Validations(tensors, this.validate, this.validatorPool);
+          const batch = this.batch();
+          const placed: Placed[] = [];
+          // the inputs of the tensors after each one, estimated before validation (container,
+          // and a leaf table of up to half of it for the usual trees)
+          const inputsAfter = tensors.map(() => 0);
+          for (let i = tensors.length - 2; i >= 0; i--) inputsAfter[i] = inputsAfter[i + 1]! + Math.ceil(1.5 * tensors[i + 1]!.bytes.length) + 4096;
+          let rejected: unknown;
+          try {
+            for (const [i, t] of tensors.entries()) {
+              // the GPU should not idle while this thread validates or waits for a worker
+              if (batch.pending >= MIN_SUBMIT_BYTES && !validations.ready(i)) batch.flush();
+              let job: Job;
+              try {
+                job = this.planValidated(t.name, t.bytes, t, await validations.get(i));
+              } catch (e) {
+                rejected = naming(t.name, e);
+                break;
+              }
+              const output = arena?.buffer ?? this.newOutput(job.outputBytes, `sgfp4-${job.name}`);
+              if (!arena) created.push(output);
+              const p = { job, output, offset: arena?.offsets[i] ?? 0 };
+              placed.push(p);
+              await batch.add(p, inputsAfter[i]);
+            }
+            await batch.finish(); // also when rejected: the tensors before it are decoded, as documented
+          } finally {
+            batch.release();
+          }
+          if (rejected) throw rejected;
+          return placed.map(({ job, output, offset }) => ({ name: job.name, shape: job.shape, format: job.format, buffer: output, offset, byteLength: job.outputBytes }));
+        }),
+      );
     } catch (e) {
       for (const b of created) b.destroy();
       throw e;
@@ -261,7 +334,7 @@ export class WebGpuDecoder {
       this.guard(async () => {
         const output = this.pool.get("output", n, USAGE.STORAGE | USAGE.COPY_SRC);
         const readback = this.pool.get("readback", n, USAGE.MAP_READ | USAGE.COPY_DST);
-        await this.run([{ job, output, offset: 0 }], (encoder) => encoder.copyBufferToBuffer(output, 0, readback, 0, n));
+        await this.run({ job, output, offset: 0 }, (encoder) => encoder.copyBufferToBuffer(output, 0, readback, 0, n));
         return this.mapCopy(readback, n);
       }),
     );
@@ -293,71 +366,18 @@ export class WebGpuDecoder {
     }
   }
 
-  /**
-   * Upload, prep and decode `placed` in submissions of up to `submitBytes` of inputs, alternating
-   * between two staging buffers; `after` records more commands after the last decode.
-   */
-  private async run(placed: { job: Job; output: GPUBuffer; offset: number }[], after?: (encoder: GPUCommandEncoder) => void): Promise<void> {
-    const groups: (typeof placed)[] = [];
-    let size = Number.POSITIVE_INFINITY;
-    for (const p of placed) {
-      if (size + p.job.regionBytes > this.submitBytes) {
-        groups.push([]);
-        size = 0;
-      }
-      groups[groups.length - 1]!.push(p);
-      size += p.job.regionBytes;
-    }
-    const firstLeaf = Math.max(0, ...placed.map((p) => p.job.firstLeafBytes));
-    const cellBytes = Math.max(0, ...placed.map((p) => p.job.cellBytes));
-    const firstLeafBuffer = firstLeaf ? this.pool.get("first-leaf", firstLeaf, USAGE.STORAGE) : undefined;
-    const cellsBuffer = cellBytes ? this.pool.get("cells", cellBytes, USAGE.STORAGE) : undefined;
-    const groupBytes = Math.max(...groups.map((g) => g.reduce((s, p) => s + p.job.regionBytes, 0)));
-    const transient: GPUBuffer[] = [];
-    try {
-      for (let g = 0; g < groups.length; g++) {
-        const group = groups[g]!;
-        const slot = g % 2;
-        const total = group.reduce((s, p) => s + p.job.regionBytes, 0);
-        const encoder = this.device.createCommandEncoder();
-        let inputs: GPUBuffer;
-        let staged: Awaited<ReturnType<BufferPool["staging"]>> | undefined;
-        if (this.upload === "mapped") {
-          inputs = this.device.createBuffer({ size: total, usage: INPUT_USAGE, mappedAtCreation: true, label: "sgfp4-inputs" });
-          transient.push(inputs);
-          this.writeGroup(group, new Uint8Array(inputs.getMappedRange()));
-          inputs.unmap();
-        } else {
-          staged = await this.pool.staging(`staging-${slot}`, groupBytes);
-          this.writeGroup(group, staged.range);
-          staged.buffer.unmap();
-          inputs = this.pool.get(`inputs-${slot}`, groupBytes, INPUT_USAGE | USAGE.COPY_DST);
-          encoder.copyBufferToBuffer(staged.buffer, 0, inputs, 0, total);
-        }
-        const pass = encoder.beginComputePass();
-        let base = 0;
-        for (const { job, output, offset } of group) {
-          const tables: Tables = { inputs, inputsBase: base, firstLeaf: firstLeafBuffer, cells: cellsBuffer };
-          if (job.variant === "cells") this.kernels.recordPrep(pass, job, tables);
-          this.kernels.recordDecode(pass, job, tables, output, offset);
-          base += job.regionBytes;
-        }
-        pass.end();
-        if (g === groups.length - 1) after?.(encoder);
-        this.device.queue.submit([encoder.finish()]);
-        staged?.done();
-      }
-      await this.device.queue.onSubmittedWorkDone();
-    } finally {
-      for (const b of transient) b.destroy();
-    }
+  private batch(): Batch {
+    return new Batch({ device: this.device, pool: this.pool, kernels: this.kernels, limits: this.limits, upload: this.upload, submitBytes: this.submitBytes });
   }
 
-  private writeGroup(group: { job: Job }[], range: Uint8Array): void {
-    let base = 0;
-    for (const { job } of group) {
-      writeJob(job, range.subarray(base, base + job.regionBytes), this.limits);
-      base += job.regionBytes;
+  /** Upload, prep and decode one job in one submission; `after` records more commands after its decode. */
+  private async run(p: Placed, after?: (encoder: GPUCommandEncoder) => void): Promise<void> {
+    const batch = this.batch();
+    try {
+      await batch.add(p);
+      await batch.finish(after);
+    } finally {
+      batch.release();
     }
   }
 

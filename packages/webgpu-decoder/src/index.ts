@@ -13,6 +13,7 @@ export {
   type DecodedTensor,
 } from "./decoder.js";
 export { parseValidator, wasmValidator, type StreamValidator, type ValidatedStream } from "./job.js";
+export type { ValidatorPool, ValidationRequest } from "./validation.js";
 export { createDecoder, createConformanceBackend, type ConformanceBackend, type Decoder } from "./backend.js";
 export { getGpu, requestDevice, type DeviceRequest } from "./gpu.js";
 export { COPY_SHADER } from "./shader.js";

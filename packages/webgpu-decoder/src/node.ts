@@ -7,6 +7,7 @@ import { create, globals } from "webgpu";
 import { WebGpuDecoder, type WebGpuDecoderOptions } from "./decoder.js";
 import { requestDevice, type DeviceRequest } from "./gpu.js";
 import { Sgfp4Error } from "@sgfp4/format";
+import { nodeValidatorPool } from "./worker-pool.js";
 
 const REGISTRY = Symbol.for("@sgfp4/webgpu-decoder.gpu");
 const g = globalThis as unknown as Record<symbol, { gpu?: GPU } | undefined>;
@@ -25,10 +26,15 @@ export async function createNodeDevice(req: DeviceRequest = {}): Promise<GPUDevi
   return r.device;
 }
 
-/** A decoder on a new Dawn device; call `decoder.device.destroy()` when done. */
+/**
+ * A decoder on a new Dawn device; call `decoder.device.destroy()` when done. Unless `validator`
+ * or `validatorPool` is given, `decodeMany` validates on worker threads (nodeValidatorPool()).
+ */
 export async function createNodeDecoder(options: WebGpuDecoderOptions & DeviceRequest = {}): Promise<WebGpuDecoder> {
-  return new WebGpuDecoder(await createNodeDevice(options), options);
+  const validatorPool = options.validatorPool ?? (options.validator ? undefined : nodeValidatorPool());
+  return new WebGpuDecoder(await createNodeDevice(options), { ...options, ...(validatorPool ? { validatorPool } : {}) });
 }
 
 export { requestDevice };
+export { WorkerValidatorPool, nodeValidatorPool } from "./worker-pool.js";
 export { decodeModelFolder, type ModelFolderOptions } from "./model-folder.js";

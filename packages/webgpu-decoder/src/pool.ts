@@ -13,6 +13,13 @@ interface Staging {
   ready: Promise<void>;
 }
 
+export interface StagingUse {
+  buffer: GPUBuffer;
+  range: Uint8Array;
+  /** call once the copy out of it is submitted */
+  done(): void;
+}
+
 export class BufferPool {
   private readonly buffers = new Map<string, GPUBuffer>();
   private readonly stagings = new Map<string, Staging>();
@@ -30,9 +37,15 @@ export class BufferPool {
   }
 
   /** A MAP_WRITE staging buffer of at least `size` bytes, mapped, with its whole range. */
-  async staging(key: string, size: number): Promise<{ buffer: GPUBuffer; range: Uint8Array; done(): void }> {
+  async staging(key: string, size: number): Promise<StagingUse> {
+    await this.stagings.get(key)?.ready;
+    return this.stagingNow(key, size)!;
+  }
+
+  /** `staging` without waiting: undefined while the buffer under `key` is still being mapped again. */
+  stagingNow(key: string, size: number): StagingUse | undefined {
     let s = this.stagings.get(key);
-    if (s) await s.ready;
+    if (s && s.buffer.mapState === "pending") return undefined;
     if (!s || s.buffer.size < size || s.buffer.mapState !== "mapped") {
       s?.buffer.destroy();
       const buffer = this.device.createBuffer({ size: grow(size), usage: MAP_WRITE | COPY_SRC, mappedAtCreation: true, label: `sgfp4-${key}` });

@@ -7,6 +7,7 @@ import { Sgfp4Error, parse, type Shape } from "@sgfp4/format";
 import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
 import { WebGpuDecoder, type TensorInput } from "../src/decoder.js";
 import { wasmValidator, type StreamValidator } from "../src/job.js";
+import type { ValidatorPool } from "../src/validation.js";
 import { device, noGpu } from "./device.js";
 import { referenceDecode } from "./reference.js";
 
@@ -56,20 +57,69 @@ describe.skipIf(noGpu)("decodeMany, pools, reuse", () => {
     });
   }
 
-  it("a rejected stream in the middle: its code, the tensor named, no output created; the decoder works after", async () => {
-    const { device: counted, created } = counting(device!);
-    const d = new WebGpuDecoder(counted);
-    const bad = tensors.map((t) => ({ ...t }));
-    bad[2] = { ...bad[2]!, bytes: bad[2]!.bytes.subarray(0, 40) };
-    const before = created();
-    const err = await d.decodeMany(bad).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(Sgfp4Error);
-    expect((err as Sgfp4Error).code).toBe(parseCode(bad[2]!));
-    expect((err as Sgfp4Error).message).toContain('tensor "layer2.weight"');
-    expect(created()).toBe(before); // validation runs before any buffer exists
-    const out = await d.decodeMany(tensors);
-    for (const [i, o] of out.entries()) expect(firstBitDifference(await readTensor(d, o.buffer, 0, o.byteLength), tensors[i]!.expected)).toBe(-1);
-    for (const o of out) o.buffer.destroy();
+  /** A pool that validates on the next macrotask, later tensors first (out of order), counting calls. */
+  const shuffledPool = () => {
+    let calls = 0;
+    const pool: ValidatorPool = {
+      concurrency: 3,
+      validate: (bytes, opts) => (calls++, new Promise((resolve, reject) => setTimeout(() => {
+        try {
+          resolve(wasmValidator(bytes, opts));
+        } catch (e) {
+          reject(e);
+        }
+      }, 20 - 3 * calls))),
+    };
+    return { pool, calls: () => calls };
+  };
+
+  for (const [label, make] of [["inline validation", () => new WebGpuDecoder(device!)], ["a validator pool", () => new WebGpuDecoder(device!, { validatorPool: shuffledPool().pool })]] as const) {
+    it(`a rejected stream in the middle (${label}): its code, the tensor named; the tensors before it written, none after; the decoder works after`, async () => {
+      const d = make();
+      const bad = tensors.map((t) => ({ ...t }));
+      bad[3] = { ...bad[3]!, bytes: bad[3]!.bytes.subarray(0, 40) };
+      let at = 0;
+      const offsets = tensors.map((t) => ((at = Math.ceil(at / 256) * 256), (at += t.shape[0] * t.shape[1] * 4), at - t.shape[0] * t.shape[1] * 4));
+      const arena = device!.createBuffer({ size: at, usage: 0x80 | 0x4 | 0x8 });
+      const sentinel = new Uint32Array(at / 4).fill(0x7fc0dead);
+      device!.queue.writeBuffer(arena, 0, sentinel);
+      const err = await d.decodeMany(bad, { arena }).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(Sgfp4Error);
+      expect((err as Sgfp4Error).code).toBe(parseCode(bad[3]!));
+      expect((err as Sgfp4Error).message).toContain('tensor "layer3.weight"');
+      const got = new Uint32Array((await d.readBack(arena, at)).buffer);
+      for (const [i, t] of tensors.entries()) {
+        const part = got.subarray(offsets[i]! / 4, offsets[i]! / 4 + t.expected.length);
+        if (i < 3) expect(firstBitDifference(new Float32Array(part.buffer, part.byteOffset, part.length), t.expected)).toBe(-1);
+        else expect(part.every((w) => w === 0x7fc0dead)).toBe(true);
+      }
+      const out = await d.decodeMany(tensors);
+      for (const [i, o] of out.entries()) expect(firstBitDifference(await readTensor(d, o.buffer, 0, o.byteLength), tensors[i]!.expected)).toBe(-1);
+      for (const o of out) o.buffer.destroy();
+      arena.destroy();
+      d.destroy();
+    });
+  }
+
+  it("a bad request (format, shape) is refused before any stream is validated, naming the tensor", async () => {
+    const { pool, calls } = shuffledPool();
+    const d = new WebGpuDecoder(device!, { validatorPool: pool });
+    const bad = tensors.map((t, i) => (i === 4 ? { ...t, shape: [0, 5] as Shape } : t));
+    await expect(d.decodeMany(bad)).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringContaining('tensor "layer4.weight"') });
+    await expect(d.decodeMany(tensors.map((t, i) => (i === 1 ? { ...t, format: "f64" as "f32" } : t)))).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    expect(calls()).toBe(0);
+    d.destroy();
+  });
+
+  it("a validator pool (out of order, ahead of use): every tensor bit-exact, each stream validated once", async () => {
+    const { pool, calls } = shuffledPool();
+    const d = new WebGpuDecoder(device!, { validatorPool: pool, submitBytes: 4096 });
+    for (const arena of [false, true]) {
+      const out = await d.decodeMany(tensors, { arena });
+      for (const [i, o] of out.entries()) expect(firstBitDifference(await readTensor(d, o.buffer, o.offset, o.byteLength), tensors[i]!.expected)).toBe(-1);
+      for (const b of new Set(out.map((o) => o.buffer))) b.destroy();
+    }
+    expect(calls()).toBe(2 * tensors.length);
     d.destroy();
   });
 

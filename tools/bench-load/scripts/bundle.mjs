@@ -2,6 +2,7 @@
 // Packs the load benchmark for a machine with only Node.js (the GPU machine) into <repo>/.bench/load/:
 //   bench-load.mjs            the benchmark, every workspace import bundled (webgpu stays external)
 //   worker.js                 the encoder's worker (WorkerPool loads ./worker.js next to the bundle)
+//   validate-worker.js        the WebGPU decoder's validator worker (WorkerValidatorPool loads it from next to the bundle)
 //   silero_vad_v5.onnx        the real weights (the GPU machine reaches no registry)
 // and, for the other backends' native parts, next to it under <repo>/.bench/:
 //   prebuilds/linux-x64/node.napi.node   the Vulkan addon (its loader looks in ../ of the bundle)
@@ -34,6 +35,8 @@ const common = {
 await build({ ...common, entryPoints: [join(here, "..", "dist", "main.js")], outfile: join(load, "bench-load.mjs") });
 const encoderDist = join(repo, "packages", "encoder", "dist");
 await build({ ...common, entryPoints: [join(encoderDist, "worker.js")], outfile: join(load, "worker.js") });
+const webgpuDist = join(repo, "packages", "webgpu-decoder", "dist");
+await build({ ...common, entryPoints: [join(webgpuDist, "validate-worker.js")], outfile: join(load, "validate-worker.js") });
 
 if (!existsSync(join(load, "silero_vad_v5.onnx"))) writeFileSync(join(load, "silero_vad_v5.onnx"), sileroOnnx());
 
@@ -52,4 +55,4 @@ const target = join(out, "node_modules", "webgpu");
 mkdirSync(join(target, "dist", "linux-x64"), { recursive: true });
 for (const f of ["index.js", "package.json"]) copyFileSync(join(webgpu, f), join(target, f));
 execFileSync("sh", ["-c", `xz -T0 -6 -c "${join(webgpu, "dist", "linux-x64", "dawn.node")}" > "${join(out, "dawn.node.xz")}"`]);
-console.log(`wrote ${out}: load/bench-load.mjs, load/worker.js, load/silero_vad_v5.onnx, prebuilds/, vulkan/, node_modules/webgpu/, dawn.node.xz`);
+console.log(`wrote ${out}: load/bench-load.mjs, load/worker.js, load/validate-worker.js, load/silero_vad_v5.onnx, prebuilds/, vulkan/, node_modules/webgpu/, dawn.node.xz`);

@@ -1,23 +1,33 @@
 /**
  * GPU floors of the load benchmark, measured on the same Dawn device as the paths they judge:
  * uploading bytes to a device buffer, copying a device buffer to the host, and a plain WGSL copy
- * kernel; plus the wall time of compute passes (iterations recorded in one pass, one submission).
+ * kernel; plus the time of compute passes (iterations recorded in one pass, one submission): GPU
+ * time from timestamp queries around the pass when the device has 'timestamp-query', else the
+ * wall time of the submission (which adds submission and completion latency), labelled as such.
  */
 import { COPY_SHADER } from "@sgfp4/webgpu-decoder";
 import { medianMs } from "./timing.js";
 
-const U = { MAP_READ: 0x1, MAP_WRITE: 0x2, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80 } as const;
+const U = { MAP_READ: 0x1, MAP_WRITE: 0x2, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80, QUERY_RESOLVE: 0x200 } as const;
 
 export class GpuFloors {
   private readonly copyPipeline: GPUComputePipeline;
+  /** how `passMs` times a pass */
+  readonly timer: "GPU timestamps" | "wall clock per submission";
 
   constructor(private readonly device: GPUDevice, private readonly reps: number) {
     const module = device.createShaderModule({ code: COPY_SHADER, label: "bench-copy" });
     this.copyPipeline = device.createComputePipeline({ layout: "auto", compute: { module, entryPoint: "main" } });
+    this.timer = device.features.has("timestamp-query") ? "GPU timestamps" : "wall clock per submission";
   }
 
-  /** ms per iteration of `record`, `iters` of them in one compute pass and submission (median of reps). */
+  /** ms per iteration of `record`, `iters` of them in one compute pass and submission (median of reps), by `timer`. */
   passMs(record: (pass: GPUComputePassEncoder) => void, iters: number): Promise<number> {
+    return this.timer === "GPU timestamps" ? this.gpuPassMs(record, iters) : this.wallPassMs(record, iters);
+  }
+
+  /** Wall time of the pass's submission until the queue is done, per iteration. */
+  wallPassMs(record: (pass: GPUComputePassEncoder) => void, iters: number): Promise<number> {
     return medianMs(async () => {
       const encoder = this.device.createCommandEncoder();
       const pass = encoder.beginComputePass();
@@ -26,6 +36,35 @@ export class GpuFloors {
       this.device.queue.submit([encoder.finish()]);
       await this.device.queue.onSubmittedWorkDone();
     }, this.reps).then((ms) => ms / iters);
+  }
+
+  /** GPU time between the pass's beginning and end timestamps, per iteration (median of reps after a warm-up). */
+  private async gpuPassMs(record: (pass: GPUComputePassEncoder) => void, iters: number): Promise<number> {
+    const querySet = this.device.createQuerySet({ type: "timestamp", count: 2 });
+    const resolved = this.device.createBuffer({ size: 16, usage: U.QUERY_RESOLVE | U.COPY_SRC });
+    const read = this.device.createBuffer({ size: 16, usage: U.MAP_READ | U.COPY_DST });
+    const ns: number[] = [];
+    try {
+      for (let r = 0; r < this.reps + 2; r++) {
+        const encoder = this.device.createCommandEncoder();
+        const pass = encoder.beginComputePass({ timestampWrites: { querySet, beginningOfPassWriteIndex: 0, endOfPassWriteIndex: 1 } });
+        for (let i = 0; i < iters; i++) record(pass);
+        pass.end();
+        encoder.resolveQuerySet(querySet, 0, 2, resolved, 0);
+        encoder.copyBufferToBuffer(resolved, 0, read, 0, 16);
+        this.device.queue.submit([encoder.finish()]);
+        await read.mapAsync(U.MAP_READ);
+        const [t0, t1] = new BigInt64Array(read.getMappedRange());
+        read.unmap();
+        if (r >= 2) ns.push(Number(t1! - t0!)); // the first two warm up
+      }
+    } finally {
+      querySet.destroy();
+      resolved.destroy();
+      read.destroy();
+    }
+    ns.sort((a, b) => a - b);
+    return ns[Math.floor(ns.length / 2)]! / 1e6 / iters;
   }
 
   /**

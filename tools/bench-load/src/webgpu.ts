@@ -2,16 +2,21 @@
  * WebGPU rows of the load benchmark (issue 15), each next to its floor measured in the same run on
  * the same Dawn device, bits checked against the workload's reference decode:
  * - decodeToBuffer, one call (validate, stage, upload, tables, kernel) vs upload floor + kernel: goal 0.5 (within 2x);
- *   also with inputs through a new mappedAtCreation buffer per call (upload: "mapped"), to compare;
+ *   also with inputs through a new mappedAtCreation buffer per call (upload: "mapped"), to compare, and
+ *   with the leaf table cached (a validator that returns it: everything but host validation), to show where the time goes;
  * - prepare + decode (a new PreparedContainer per call), same floor, reported;
  * - the kernel alone (prepared) vs the WGSL copy kernel, in throughput ((container + output) / time
  *   against 2 x output / time): goal 0.80 on heavy-tailed v2 (Laplacian, Student-t, real weights),
  *   measured on >= 256 MiB of output per iteration (the container decoded into consecutive ranges);
  * - decode to the host vs the device-to-host floor (GPU copy, map, one host copy): goal 0.5;
- * - the model set through decodeMany into a reused arena vs the upload floor of its containers: goal 0.5;
+ * - the model set through decodeMany into a reused arena vs the upload floor of its containers: goal 0.5; validated
+ *   on the calling thread, on worker threads (WorkerValidatorPool), and with the tables cached (diagnostic);
  * - f16 / bf16 written by the kernel vs the copy kernel on the same (half-size) output bytes: reported.
+ * Kernel times are GPU timestamps around the pass where the adapter has 'timestamp-query' (Dawn's
+ * timestamp quantization off), else wall clock per submission; each row says which.
  */
-import type { DecodeOptions, WebGpuDecoder as Decoder } from "@sgfp4/webgpu-decoder";
+import type { DecodeOptions, StreamValidator, ValidatedStream, WebGpuDecoder as Decoder } from "@sgfp4/webgpu-decoder";
+import type { WorkerValidatorPool } from "@sgfp4/webgpu-decoder/node";
 import { GpuFloors } from "./webgpu-floors.js";
 import { halfReference } from "./halves.js";
 import { medianMs, ratioRow, sameBits, skippedRow } from "./timing.js";
@@ -24,33 +29,62 @@ const USAGE = { COPY_SRC: 0x4, COPY_DST: 0x8, STORAGE: 0x80 } as const;
 export async function measure(ctx: LoadContext): Promise<LoadRow[]> {
   let device: GPUDevice;
   let WebGpuDecoder: typeof Decoder;
+  let wasmValidator: StreamValidator;
+  let pool: WorkerValidatorPool;
+  // exact timestamps (Dawn quantizes them by default); read when the node entry creates its GPU
+  process.env.SGFP4_DAWN_FLAGS ??= "enable-dawn-features=allow_unsafe_apis disable-dawn-features=timestamp_quantization";
   try {
     const node = await import("@sgfp4/webgpu-decoder/node");
-    ({ WebGpuDecoder } = await import("@sgfp4/webgpu-decoder"));
-    device = await node.createNodeDevice();
+    ({ WebGpuDecoder, wasmValidator } = await import("@sgfp4/webgpu-decoder"));
+    device = await node.createNodeDevice({ timestamps: true });
+    pool = new node.WorkerValidatorPool();
   } catch (e) {
     return [skippedRow("webgpu", "(all paths)", "(all workloads)", `no WebGPU device: ${(e as Error).message}`)];
   }
-  const decoder = new WebGpuDecoder(device);
-  const mapped = new WebGpuDecoder(device, { upload: "mapped" });
+  // the diagnostic rows' validator: the table of a stream already validated once (same bytes object)
+  const tables = new Map<Uint8Array, ValidatedStream>();
+  const cached: StreamValidator = (bytes, opts) => tables.get(bytes) ?? (tables.set(bytes, wasmValidator(bytes, opts)), tables.get(bytes)!);
+  const d: Decoders = {
+    plain: new WebGpuDecoder(device),
+    mapped: new WebGpuDecoder(device, { upload: "mapped" }),
+    cached: new WebGpuDecoder(device, { validator: cached }),
+    pooled: new WebGpuDecoder(device, { validatorPool: pool }),
+    threads: () => pool.liveWorkers,
+    validate: wasmValidator,
+  };
   const floors = new GpuFloors(device, ctx.reps);
+  ctx.log(`webgpu: kernel times by ${floors.timer}`);
   const rows: LoadRow[] = [];
   try {
     for (const w of ctx.workloads) {
       ctx.log(`webgpu: ${w.name}`);
-      rows.push(...(await workloadRows(ctx, device, decoder, mapped, floors, w)));
+      rows.push(...(await workloadRows(ctx, device, d, floors, w)));
+      tables.clear();
     }
     // without a model set (--quick) main.ts reports the model rows skipped
-    if (ctx.model.length) rows.push(await modelRow(ctx, device, decoder, floors));
+    if (ctx.model.length) rows.push(...(await modelRows(ctx, device, d, floors)));
   } finally {
-    decoder.destroy();
-    mapped.destroy();
+    for (const x of [d.plain, d.mapped, d.cached, d.pooled]) x.destroy();
     device.destroy();
+    await pool.terminate();
   }
   return rows;
 }
 
-async function workloadRows(ctx: LoadContext, device: GPUDevice, decoder: Decoder, mapped: Decoder, floors: GpuFloors, w: Workload): Promise<LoadRow[]> {
+interface Decoders {
+  plain: Decoder;
+  mapped: Decoder;
+  /** validator: the cached leaf table (diagnostic rows) */
+  cached: Decoder;
+  /** decodeMany validates on worker threads */
+  pooled: Decoder;
+  /** workers alive (read after the runs: a worker that failed to start leaves the calling thread validating) */
+  threads: () => number;
+  validate: StreamValidator;
+}
+
+async function workloadRows(ctx: LoadContext, device: GPUDevice, d: Decoders, floors: GpuFloors, w: Workload): Promise<LoadRow[]> {
+  const decoder = d.plain;
   const req: DecodeOptions = { profile: w.profile, shape: w.shape };
   const outBytes = w.reference.byteLength;
   const base = { backend: "webgpu" as const, workload: w.name };
@@ -64,14 +98,22 @@ async function workloadRows(ctx: LoadContext, device: GPUDevice, decoder: Decode
     const kernelMs = await floors.passMs((pass) => decoder.encode(pass, prepared, out), iters);
     const kernelBits = await onDevice();
     const floorMs = upload.ms + kernelMs;
-    const floor = `upload (${upload.how}) + kernel`;
+    const floor = `upload (${upload.how}) + kernel (${floors.timer})`;
     const rows: LoadRow[] = [];
 
-    for (const [label, d] of [["decodeToBuffer (one call)", decoder], ["decodeToBuffer (one call, mappedAtCreation inputs)", mapped]] as const) {
+    const oneCall = [
+      ["decodeToBuffer (one call)", d.plain, 0.5],
+      ["decodeToBuffer (one call, mappedAtCreation inputs)", d.mapped, undefined],
+      ["decodeToBuffer (one call, leaf table cached: all but host validation)", d.cached, undefined],
+    ] as const;
+    for (const [label, dec, goal] of oneCall) {
       await clear(device, out); // a stale output must not pass the bit check
-      const ms = await medianMs(() => d.decodeToBuffer(w.bytes, req, out), ctx.reps);
-      rows.push(ratioRow({ ...base, path: label, ms, floor, floorMs, goal: label.includes("mapped") ? undefined : 0.5, bitsOk: await onDevice() }));
+      const ms = await medianMs(() => dec.decodeToBuffer(w.bytes, req, out), ctx.reps);
+      rows.push(ratioRow({ ...base, path: label, ms, floor, floorMs, goal, bitsOk: await onDevice(), ...(dec === d.cached ? { note: "diagnostic" } : {}) }));
     }
+    // where the one call's time goes: the host validation it starts with (the rest is the cached row)
+    const validateMs = await medianMs(() => d.validate(w.bytes, req), ctx.reps);
+    rows.push(ratioRow({ ...base, path: "host validation alone (wasmValidator, calling thread)", ms: validateMs, floor, floorMs, bitsOk: kernelBits, note: "diagnostic" }));
     const prepMs = await medianMs(async () => {
       const p = decoder.prepare(w.bytes, req);
       const encoder = device.createCommandEncoder();
@@ -97,7 +139,7 @@ async function workloadRows(ctx: LoadContext, device: GPUDevice, decoder: Decode
     rows.push(
       ratioRow({
         ...base,
-        path: `kernel alone (${((copies * outBytes) / 2 ** 20).toFixed(0)} MiB out per iteration)`,
+        path: `kernel alone (${floors.timer}, ${((copies * outBytes) / 2 ** 20).toFixed(0)} MiB out per iteration)`,
         ms: bigKernelMs,
         floor: "WGSL copy kernel, same output bytes (ratio in throughput)",
         floorMs: (copyMs * moved) / (2 * copies * outBytes),
@@ -138,7 +180,7 @@ async function halfRows(device: GPUDevice, decoder: Decoder, floors: GpuFloors, 
       rows.push(
         ratioRow({
           backend: "webgpu",
-          path: `kernel alone, ${format} output`,
+          path: `kernel alone, ${format} output (${floors.timer})`,
           workload: w.name,
           ms,
           floor: `WGSL copy kernel of the ${format} output bytes (ratio in throughput)`,
@@ -162,33 +204,46 @@ async function clear(device: GPUDevice, buffer: GPUBuffer): Promise<void> {
 }
 
 /** The model set in one decodeMany call into a reused arena, against the upload floor of all its containers. */
-async function modelRow(ctx: LoadContext, device: GPUDevice, decoder: Decoder, floors: GpuFloors): Promise<LoadRow> {
+async function modelRows(ctx: LoadContext, device: GPUDevice, d: Decoders, floors: GpuFloors): Promise<LoadRow[]> {
   const tensors = ctx.model.map((w) => ({ name: w.name, bytes: w.bytes, profile: w.profile, shape: w.shape }));
   const arenaBytes = ctx.model.reduce((s, w) => s + Math.ceil(w.reference.byteLength / 256) * 256, 0);
-  const arena = device.createBuffer({ size: arenaBytes, usage: USAGE.STORAGE | USAGE.COPY_SRC });
+  const arena = device.createBuffer({ size: arenaBytes, usage: USAGE.STORAGE | USAGE.COPY_SRC | USAGE.COPY_DST });
+  const rows: LoadRow[] = [];
   try {
     const upload = await floors.uploadMs(ctx.model.map((w) => w.bytes));
-    let placed: Awaited<ReturnType<Decoder["decodeMany"]>> = [];
-    const ms = await medianMs(async () => {
-      placed = await decoder.decodeMany(tensors, { arena });
-    }, ctx.reps);
-    let bitsOk = placed.length === ctx.model.length;
-    for (const [i, t] of placed.entries()) {
-      if (!bitsOk) break;
-      bitsOk = sameBits(await decoder.readBack(t.buffer, t.byteLength, t.offset), ctx.model[i]!.reference);
-    }
     const gib = (arenaBytes / 2 ** 30).toFixed(2);
-    return ratioRow({
-      backend: "webgpu",
-      path: `decodeMany (${ctx.model.length} tensors, ${gib} GiB f32, reused arena)`,
-      workload: "model set",
-      ms,
-      floor: `upload of all containers (${upload.how})`,
-      floorMs: upload.ms,
-      goal: 0.5,
-      bitsOk,
-    });
+    const variants = [
+      [() => "validated on the calling thread", d.plain, 0.5],
+      [() => `validated on ${d.threads()} worker threads`, d.pooled, 0.5],
+      [() => "leaf tables cached: all but host validation", d.cached, undefined],
+    ] as const;
+    for (const [how, dec, goal] of variants) {
+      await clear(device, arena);
+      let placed: Awaited<ReturnType<Decoder["decodeMany"]>> = [];
+      const ms = await medianMs(async () => {
+        placed = await dec.decodeMany(tensors, { arena });
+      }, ctx.reps);
+      let bitsOk = placed.length === ctx.model.length;
+      for (const [i, t] of placed.entries()) {
+        if (!bitsOk) break;
+        bitsOk = sameBits(await dec.readBack(t.buffer, t.byteLength, t.offset), ctx.model[i]!.reference);
+      }
+      rows.push(
+        ratioRow({
+          backend: "webgpu",
+          path: `decodeMany (${ctx.model.length} tensors, ${gib} GiB f32, reused arena; ${how()})`,
+          workload: "model set",
+          ms,
+          floor: `upload of all containers (${upload.how})`,
+          floorMs: upload.ms,
+          goal,
+          bitsOk,
+          ...(goal === undefined ? { note: "diagnostic" } : {}),
+        }),
+      );
+    }
   } finally {
     arena.destroy();
   }
+  return rows;
 }

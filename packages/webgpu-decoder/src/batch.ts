@@ -1,0 +1,164 @@
+/**
+ * One call's jobs on their way to the GPU, in submissions. Each job is written into the open
+ * upload slot as soon as the host has validated it (the slot is a pooled staging buffer kept
+ * mapped between calls, or with upload "mapped" a new mappedAtCreation input buffer), and a
+ * submission - the copy to the device, the prep kernels, the decodes of every job in it - goes
+ * out when the slot is full or when the caller is about to wait for the host (`flush`), so the
+ * GPU uploads and decodes tensor k while the host still validates tensor k + 1. Two slots
+ * alternate: the host fills one while the GPU copies out of the other.
+ */
+import type { Job, JobLimits } from "./job.js";
+import { writeJob } from "./job.js";
+import type { Kernels, Tables } from "./kernels.js";
+import type { BufferPool } from "./pool.js";
+
+export const USAGE = { MAP_READ: 0x1, MAP_WRITE: 0x2, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80 } as const;
+export const INPUT_USAGE = USAGE.STORAGE | USAGE.UNIFORM;
+
+/** A job and where its output goes. */
+export interface Placed {
+  job: Job;
+  output: GPUBuffer;
+  offset: number;
+}
+
+interface Slot {
+  index: number;
+  range: Uint8Array;
+  size: number;
+  used: number;
+  placed: (Placed & { base: number })[];
+  /** unmap and return the buffer the dispatches bind (after recording the copy into it, if any) */
+  close(encoder: GPUCommandEncoder): GPUBuffer;
+  /** after the submission: map the staging again for the next call */
+  submitted(): void;
+}
+
+export interface BatchConfig {
+  device: GPUDevice;
+  pool: BufferPool;
+  kernels: Kernels;
+  limits: JobLimits;
+  upload: "staging" | "mapped";
+  /** inputs per submission, bytes (a larger job goes alone) */
+  submitBytes: number;
+}
+
+export class Batch {
+  private slot: Slot | undefined;
+  private next = 0;
+  private readonly transient: GPUBuffer[] = [];
+
+  constructor(private readonly c: BatchConfig) {}
+
+  /**
+   * Write `p`'s inputs into the open slot (opening one, or submitting the full one, first).
+   * `moreBytes`: an estimate of the inputs of the jobs that will follow in this call; a new slot
+   * holds them too, up to submitBytes (a staging slot much larger than its use slows every call
+   * down, measured on lavapipe; a short estimate only costs another submission).
+   */
+  async add(p: Placed, moreBytes = 0): Promise<void> {
+    const need = p.job.regionBytes;
+    if (this.slot && this.slot.used + need > this.slot.size) this.submit(false);
+    // a multiple of 256 (getMappedRange takes sizes in multiples of 4; binding offsets are 256-aligned)
+    this.slot ??= await this.open(Math.max(need, Math.ceil(Math.min(this.c.submitBytes, need + moreBytes) / 256) * 256));
+    const s = this.slot;
+    writeJob(p.job, s.range.subarray(s.used, s.used + need), this.c.limits);
+    s.placed.push({ ...p, base: s.used });
+    s.used += need;
+  }
+
+  /** Bytes written into the open slot and not yet submitted. */
+  get pending(): number {
+    return this.slot?.used ?? 0;
+  }
+
+  /** Submit what the open slot holds (more will follow). */
+  flush(): void {
+    this.submit(false);
+  }
+
+  /**
+   * Submit the open slot's copy, prep and decodes; `after` records more commands (a readback)
+   * after them. Unless `last`, the copy out of the staging buffer is its own submission, so the
+   * staging is mapped again (and filled for a later slot) once the copy is done, not the decodes.
+   */
+  private submit(last: boolean, after?: (encoder: GPUCommandEncoder) => void): void {
+    const s = this.slot;
+    this.slot = undefined;
+    if (!s && !after) return;
+    const { device, pool, kernels } = this.c;
+    let encoder = device.createCommandEncoder();
+    if (s) {
+      const inputs = s.close(encoder);
+      if (!last) {
+        device.queue.submit([encoder.finish()]);
+        s.submitted();
+        encoder = device.createCommandEncoder();
+      }
+      const firstLeaf = Math.max(0, ...s.placed.map((p) => p.job.firstLeafBytes));
+      const cellBytes = Math.max(0, ...s.placed.map((p) => p.job.cellBytes));
+      // pooled; a growth destroys the smaller one, which the queue keeps alive for work already submitted
+      const tables = {
+        firstLeaf: firstLeaf ? pool.get("first-leaf", firstLeaf, USAGE.STORAGE) : undefined,
+        cells: cellBytes ? pool.get("cells", cellBytes, USAGE.STORAGE) : undefined,
+      };
+      const pass = encoder.beginComputePass();
+      for (const { job, output, offset, base } of s.placed) {
+        const t: Tables = { inputs, inputsBase: base, ...tables };
+        if (job.variant === "cells") kernels.recordPrep(pass, job, t);
+        kernels.recordDecode(pass, job, t, output, offset);
+      }
+      pass.end();
+    }
+    after?.(encoder);
+    device.queue.submit([encoder.finish()]);
+    if (last) s?.submitted();
+  }
+
+  /** Submit the rest and resolve when the GPU has done everything submitted. */
+  async finish(after?: (encoder: GPUCommandEncoder) => void): Promise<void> {
+    try {
+      this.submit(true, after);
+      await this.c.device.queue.onSubmittedWorkDone();
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Free the per-call input buffers (upload "mapped"); a slot left open is dropped unsubmitted. */
+  release(): void {
+    if (this.slot) {
+      this.slot.close(this.c.device.createCommandEncoder()); // unmapped, never submitted
+      this.slot.submitted();
+      this.slot = undefined;
+    }
+    for (const b of this.transient) b.destroy();
+    this.transient.length = 0;
+  }
+
+  private async open(size: number): Promise<Slot> {
+    const { device, pool } = this.c;
+    const index = this.next;
+    this.next ^= 1;
+    const base = { index, size, used: 0, placed: [] };
+    if (this.c.upload === "mapped") {
+      const inputs = device.createBuffer({ size, usage: INPUT_USAGE, mappedAtCreation: true, label: "sgfp4-inputs" });
+      this.transient.push(inputs);
+      return { ...base, range: new Uint8Array(inputs.getMappedRange()), close: () => (inputs.unmap(), inputs), submitted: () => undefined };
+    }
+    const staged = await pool.staging(`staging-${index}`, size);
+    const slot: Slot = {
+      ...base,
+      range: staged.range,
+      close: (encoder) => {
+        staged.buffer.unmap();
+        const inputs = pool.get(`inputs-${index}`, size, INPUT_USAGE | USAGE.COPY_DST);
+        if (slot.used) encoder.copyBufferToBuffer(staged.buffer, 0, inputs, 0, slot.used);
+        return inputs;
+      },
+      submitted: () => staged.done(),
+    };
+    return slot;
+  }
+}
