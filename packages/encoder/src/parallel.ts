@@ -30,8 +30,10 @@ export class WorkerPool {
 
   constructor(readonly threads: number) {
     for (let i = 0; i < threads; i++) {
-      // --input-type (node -e) is refused by a worker's start: the rest of the flags carry over
-      const w = new Worker(workerUrl, { execArgv: process.execArgv.filter((a) => !a.startsWith("--input-type")) });
+      // Inherit the parent's flags (Node handles per-process ones such as --expose-gc), except
+      // --input-type (from `node -e`), which a worker refuses to start with.
+      const inherited = process.execArgv.filter((a) => !a.startsWith("--input-type"));
+      const w = new Worker(workerUrl, inherited.length === process.execArgv.length ? {} : { execArgv: inherited });
       w.on("message", (m: { id: number; result?: unknown; error?: string }) => {
         const p = this.pending.get(m.id);
         this.pending.delete(m.id);

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     if (variant == 2 && s.size() > 9) s[9] ^= 0x10;
     if (variant == 3) profile = profile == Profile::V1 ? Profile::V2 : Profile::V1;
     try {
-      Container c = parse(s.data(), s.size(), profile, rows, cols);
+      Container c = parse(s.data(), s.size(), profile, rows, cols, kDefaultMaxOutputBytes, 1 /* one thread: the pool's threads live until exit, which valgrind counts as possibly lost */);
       leaves += c.leafCount();
       accepted++;
     } catch (const Failure&) {
