@@ -69,7 +69,6 @@ class ValidateWorker {
 
   constructor(url: URL, private readonly inputs: Inputs) {
     this.worker = new Worker(url);
-    this.worker.unref();
     this.worker.on("message", (r: ValidateReply) => {
       const p = this.pending.get(r.id);
       if (!p) return;
@@ -86,6 +85,8 @@ class ValidateWorker {
     };
     this.worker.on("error", die);
     this.worker.on("exit", die);
+    // after the listeners: adding a "message" listener refs the worker again (Node 20)
+    this.worker.unref();
   }
 
   post(id: number, p: Pending): void {

@@ -3,6 +3,10 @@
  * thread's validator, decodeMany through it bit-exact, and a pool whose workers cannot start
  * falling back to the calling thread. Expected outputs: generateValid's, from construction.
  */
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { Sgfp4Error, type Shape } from "@sgfp4/format";
 import { Rng, firstBitDifference, generateValid } from "@sgfp4/testkit";
@@ -70,4 +74,33 @@ describe("WorkerValidatorPool", () => {
     d.destroy();
     device!.destroy();
   });
+});
+
+describe("an idle WorkerValidatorPool never keeps the process alive", () => {
+  // a child process running a module file (a script given with -e exits even when the pool holds
+  // the event loop), so a pool that keeps the process alive shows as a child that does not exit
+  const dir = mkdtempSync(join(tmpdir(), "sgfp4-pool-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  const t = generateValid(new Rng(5), { profile: "v2", shape: [64, 64] });
+  writeFileSync(join(dir, "t.bin"), t.bytes);
+  const script = (use: boolean) => `
+    import { readFileSync } from "node:fs";
+    import { WorkerValidatorPool } from ${JSON.stringify(new URL("../dist/worker-pool.js", import.meta.url).href)};
+    const pool = new WorkerValidatorPool(2);
+    if (${use}) {
+      const got = await pool.validate(readFileSync(new URL("./t.bin", import.meta.url)), { profile: "v2", shape: [64, 64] });
+      console.log("validated", got.leafTable.length);
+    }
+    console.log("done");`;
+  for (const use of [false, true]) {
+    it(use ? "after validating a stream" : "fresh", () => {
+      const file = join(dir, `${use}.mjs`);
+      writeFileSync(file, script(use));
+      const r = spawnSync(process.execPath, [file], { encoding: "utf8", timeout: 20_000 });
+      expect(r.error, "the child did not exit within 20 s").toBeUndefined();
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toContain("done");
+      if (use) expect(r.stdout).toContain(`validated ${wasmValidator(t.bytes, { profile: "v2", shape: [64, 64] }).leafTable.length}`);
+    }, 30_000);
+  }
 });
