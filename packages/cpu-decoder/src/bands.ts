@@ -38,22 +38,22 @@ export interface Band {
  * macroblock row would be megabytes, out of cache, and each 4x4 leaf would touch rows tens of KiB
  * apart).
  */
-function bandGrid(tilesY: number, tilesX: number, cols: number): { blockRows: number; blockCols: number; stride: number } {
-  if (64 * cols * 4 <= BAND_TARGET_BYTES) {
-    return { blockRows: Math.max(1, Math.min(tilesY, Math.floor(BAND_TARGET_BYTES / (64 * cols * 4)))), blockCols: tilesX, stride: cols };
+function bandGrid(tilesY: number, tilesX: number, cols: number, target: number): { blockRows: number; blockCols: number; stride: number } {
+  if (64 * cols * 4 <= target) {
+    return { blockRows: Math.max(1, Math.min(tilesY, Math.floor(target / (64 * cols * 4)))), blockCols: tilesX, stride: cols };
   }
-  const blockCols = Math.max(1, Math.min(tilesX, Math.floor(BAND_TARGET_BYTES / (64 * 64 * 4))));
+  const blockCols = Math.max(1, Math.min(tilesX, Math.floor(target / (64 * 64 * 4))));
   return { blockRows: 1, blockCols, stride: blockCols * 64 };
 }
 
 /** Bytes of the largest band: the f32 area a route reserves at address 0 (at most ~256 KiB, whatever the shape). */
-export function bandBytes(tilesY: number, tilesX: number, cols: number): number {
-  const g = bandGrid(tilesY, tilesX, cols);
+export function bandBytes(tilesY: number, tilesX: number, cols: number, target = BAND_TARGET_BYTES): number {
+  const g = bandGrid(tilesY, tilesX, cols, target);
   return g.blockRows * 64 * g.stride * 4;
 }
 
-export function bandsOf(tilesY: number, tilesX: number, rows: number, cols: number): Band[] {
-  const g = bandGrid(tilesY, tilesX, cols);
+export function bandsOf(tilesY: number, tilesX: number, rows: number, cols: number, target = BAND_TARGET_BYTES): Band[] {
+  const g = bandGrid(tilesY, tilesX, cols, target);
   const bands: Band[] = [];
   for (let by0 = 0; by0 < tilesY; by0 += g.blockRows) {
     const by1 = Math.min(tilesY, by0 + g.blockRows);
