@@ -36,7 +36,8 @@ export interface Band {
  * The band shape for a tensor `cols` wide: whole rows of macroblocks when one fits the target
  * (stride = cols), else runs of macroblocks of one row (a 64-row x 4 KiB band: a wide tensor's
  * macroblock row would be megabytes, out of cache, and each 4x4 leaf would touch rows tens of KiB
- * apart).
+ * apart). The single-thread routes use BAND_TARGET_BYTES; decodeParallel passes a larger target
+ * (parallel.ts: whole rows copy out faster when many threads share the memory bus).
  */
 function bandGrid(tilesY: number, tilesX: number, cols: number, target: number): { blockRows: number; blockCols: number; stride: number } {
   if (64 * cols * 4 <= target) {

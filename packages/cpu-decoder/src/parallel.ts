@@ -1,7 +1,7 @@
 /**
  * Node-only entry: decode on worker_threads into one shared output. The stream is copied once
- * into a shared WebAssembly.Memory; the calling thread and pooled workers take bands of macroblock
- * rows from a shared counter (dynamic: heavy bands do not hold up the others; a worker that starts
+ * into a shared WebAssembly.Memory; the calling thread and pooled workers take bands of whole
+ * macroblock rows (runs of macroblocks beyond 16384 columns) from a shared counter (dynamic: heavy bands do not hold up the others; a worker that starts
  * late finds the work done) and write disjoint rows of the output. Validation happens once: v2
  * records by the thread that expands them (one pass, validate_decode_v2_window; each band also
  * checks that its first offset rises above the previous band's last), v1 streams by the caller
@@ -22,6 +22,13 @@ import { fusedBands, validatedBands } from "./routes.js";
 export type ParallelDecodeOptions = DecodeOptions & { threads?: number };
 
 const MAX_THREADS = 64;
+/**
+ * Bands of whole macroblock rows up to this size (a 64-row slice of a tensor up to 16384 columns
+ * wide), copied out in one contiguous set. Runs of macroblocks (the single-thread routes' 256 KiB
+ * bands) copy 64 short rows each: on 16 threads of the H200's host that reached 0.39-0.55 of a
+ * 16-thread copy against 0.70-0.98 with whole rows (tools/bench-load/results/h200-parallel-modes-s8.md).
+ */
+const PARALLEL_BAND_MAX_BYTES = 4 * 1024 * 1024;
 /** Each thread gets at least this much output, else fewer threads run (a guess to be checked with bench-load's cpu rows on a many-core host). */
 const MIN_BYTES_PER_THREAD = 2 * 1024 * 1024;
 
@@ -43,9 +50,6 @@ interface SharedJob {
   rows: number;
   cols: number;
   tilesX: number;
-  /** the output lives in `memory` at outAt and the kernel writes it in place (no band, no copy) */
-  direct: boolean;
-  outAt: number;
 }
 
 /**
@@ -65,23 +69,13 @@ function takeBands(k: KernelExports, m: SharedJob, bandAt: number, scratchAt: nu
       try {
         const [b0, b1, rowBase, colBase, keptRows, keptCols, stride] = m.bands[i]!;
         let valid = true;
-        if (m.direct) {
-          if (blockFirst) {
-            const first = blockFirst[b0]!;
-            k.decode_leaves_window(m.tableAt + first * 16, blockFirst[b1]! - first, m.outAt, m.cols, m.rows, m.cols, m.tilesX, 0, 0);
-          } else {
-            valid = k.validate_decode_v2_window(m.streamAt, m.len, m.blocks, b0, b1, scratchAt, m.outAt, m.cols, m.rows, m.cols, m.tilesX, 0, 0) === 0;
-          }
-          if (!valid) Atomics.store(control, 2, 1);
-        } else if (blockFirst) {
+        if (blockFirst) {
           const first = blockFirst[b0]!;
           k.decode_leaves_window(m.tableAt + first * 16, blockFirst[b1]! - first, bandAt, stride, m.rows, m.cols, m.tilesX, rowBase, colBase);
         } else {
           valid = k.validate_decode_v2_window(m.streamAt, m.len, m.blocks, b0, b1, scratchAt, bandAt, stride, m.rows, m.cols, m.tilesX, rowBase, colBase) === 0;
         }
-        if (m.direct) {
-          // written in place
-        } else if (!valid) Atomics.store(control, 2, 1);
+        if (!valid) Atomics.store(control, 2, 1);
         else {
           if (m.format === "f16") k.convert_f16(bandAt, bandAt, keptRows * stride);
           else if (m.format === "bf16") k.convert_bf16(bandAt, bandAt, keptRows * stride);
@@ -225,8 +219,7 @@ export async function decodeParallel(bytes: Uint8Array, opts: ParallelDecodeOpti
   const module = sharedKernelModule();
   if (!r || !module) return copyToShared(decode(bytes, opts), format); // parse() route (or its error)
   const outBytes = r.rows * r.cols * (format === "f32" ? 4 : 2);
-  const mode = process.env.SGFP4_PAR_MODE ?? "runs";
-  const target = mode === "runs" ? BAND_TARGET_BYTES : Math.max(BAND_TARGET_BYTES, Math.min(4 << 20, 64 * r.cols * 4));
+  const target = Math.max(BAND_TARGET_BYTES, Math.min(PARALLEL_BAND_MAX_BYTES, 64 * r.cols * 4));
   const bands = bandsOf(r.tilesY, r.tilesX, r.rows, r.cols, target);
   const parts = Math.min(threads, bands.length, Math.max(1, Math.floor(outBytes / MIN_BYTES_PER_THREAD)));
   if (parts === 1) {
@@ -234,7 +227,7 @@ export async function decodeParallel(bytes: Uint8Array, opts: ParallelDecodeOpti
     const out = r.profile === "v2" ? fusedBands(bytes, r, target) : validatedBands(bytes, r, target);
     return out ?? copyToShared(decode(bytes, opts), format);
   }
-  const out = mode === "direct" && format === "f32" ? await onWorkersDirect(bytes, r, bands, parts, module) : await onWorkers(bytes, r, format, bands, parts, module, target);
+  const out = await onWorkers(bytes, r, format, bands, parts, module, target);
   return out ?? copyToShared(decode(bytes, opts), format); // not ok: decode() runs parse(), which throws why
 }
 
@@ -242,61 +235,9 @@ export async function decodeParallel(bytes: Uint8Array, opts: ParallelDecodeOpti
  * The caller and parts - 1 pooled workers take bands from one shared counter. The shared output,
  * or null when the stream is not valid (or does not fit the kernel's memory).
  */
-async function onWorkersDirect(bytes: Uint8Array, r: FastRequest, bands: ReturnType<typeof bandsOf>, parts: number, module: WebAssembly.Module): Promise<DecodedArray | null> {
-  // per thread: a one-record leaf table (4 KiB, v2); then the output; then the inputs
-  const area = 256 * 16;
-  const outAt = parts * area;
-  const outBytes = r.rows * r.cols * 4;
-  const layout = validatedLayout(outAt + outBytes, r.profile, bytes.length, r.blockCount);
-  const streamAt = r.profile === "v2" ? outAt + outBytes + 64 : layout.streamAt;
-  const totalBytes = r.profile === "v2" ? streamAt + bytes.length + INPUT_SLACK_BYTES : layout.totalBytes;
-  if (totalBytes > MAX_WASM_BYTES) return null;
-  const pages = pagesFor(totalBytes);
-  let memory: WebAssembly.Memory;
-  try {
-    memory = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true });
-  } catch (e) {
-    throw asSgfp4Error(e, "memory for parallel decode");
-  }
-  const kernel = instantiate(module, memory);
-  if (r.profile === "v1") {
-    if (validateInMemory(kernel, memory.buffer, bytes, "v1", r.blockCount, layout, streamAt) < 0) return null;
-  } else {
-    new Uint8Array(memory.buffer, streamAt, bytes.length).set(bytes);
-  }
-  const job: SharedJob = {
-    memory,
-    out: memory.buffer as unknown as SharedArrayBuffer,
-    format: "f32",
-    control: new SharedArrayBuffer(12),
-    bands: bands.map((b) => [b.b0, b.b1, b.rowBase, b.colBase, b.keptRows, b.keptCols, b.stride]),
-    profile: r.profile,
-    streamAt,
-    len: bytes.length,
-    blocks: r.blockCount,
-    tableAt: layout.tableAt,
-    blockFirstAt: layout.blockFirstAt,
-    rows: r.rows,
-    cols: r.cols,
-    tilesX: r.tilesX,
-    direct: true,
-    outAt,
-  };
-  workers(parts - 1).forEach((w, i) => w.post({ ...job, module, scratchAt: i * area, bandAt: 0 }));
-  takeBands(kernel, job, 0, (parts - 1) * area);
-  const control = new Int32Array(job.control);
-  for (let done = Atomics.load(control, 1); done < bands.length && Atomics.load(control, 2) !== 2; done = Atomics.load(control, 1)) {
-    const waited = (Atomics as unknown as AtomicsWaitAsync).waitAsync(control, 1, done);
-    if (waited.async) await waited.value;
-  }
-  const fault = Atomics.load(control, 2);
-  if (fault === 2) throw new Sgfp4Error("BACKEND_FAILURE", "parallel decode: a worker died or the kernel failed in a thread");
-  return fault === 0 ? new Float32Array(memory.buffer, outAt, r.rows * r.cols) : null;
-}
-
-async function onWorkers(bytes: Uint8Array, r: FastRequest, format: OutputFormat, bands: ReturnType<typeof bandsOf>, parts: number, module: WebAssembly.Module, target: number): Promise<DecodedArray | null> {
+async function onWorkers(bytes: Uint8Array, r: FastRequest, format: OutputFormat, bands: ReturnType<typeof bandsOf>, parts: number, module: WebAssembly.Module, bandTarget: number): Promise<DecodedArray | null> {
   // per thread: a one-record leaf table (4 KiB, v2) and its band; then the inputs
-  const area = 256 * 16 + bandBytes(r.tilesY, r.tilesX, r.cols, target);
+  const area = 256 * 16 + bandBytes(r.tilesY, r.tilesX, r.cols, bandTarget);
   const layout = validatedLayout(parts * area, r.profile, bytes.length, r.blockCount);
   const streamAt = r.profile === "v2" ? parts * area : layout.streamAt; // v2 needs no leaf table
   const totalBytes = r.profile === "v2" ? streamAt + bytes.length + INPUT_SLACK_BYTES : layout.totalBytes;
@@ -329,8 +270,6 @@ async function onWorkers(bytes: Uint8Array, r: FastRequest, format: OutputFormat
       rows: r.rows,
       cols: r.cols,
       tilesX: r.tilesX,
-      direct: false,
-      outAt: 0,
     };
     workers(parts - 1).forEach((w, i) => w.post({ ...job, module, scratchAt: i * area, bandAt: i * area + 256 * 16 }));
     // the caller's share: on a busy machine it may do every band itself, before a worker starts

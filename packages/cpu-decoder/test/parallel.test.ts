@@ -46,6 +46,22 @@ describe("decodeParallel on worker threads (outputs large enough to be split)", 
     }
   }, 60_000);
 
+  // whole macroblock rows per band up to 16384 columns (4 MiB), runs of macroblocks beyond: both
+  // (6.3 and 8.6 MB of f32: split over 2 and 3 threads)
+  // band shapes, cropped at the right and bottom edges, against the one-thread decode
+  it("wide tensors: whole-row bands and, beyond 16384 columns, runs of macroblocks", async () => {
+    const rnd = new Rng(79);
+    for (const wide of [[5 * 64 - 7, 5000], [2 * 64 + 3, 16384 + 70]] as const) {
+      for (const profile of ["v1", "v2"] as const) {
+        const bytes = generateValid(rnd, { profile, shape: wide }).bytes;
+        const got = await decodeParallel(bytes, { profile, shape: wide, threads: 3 });
+        expect(firstBitDifference(got, decode(bytes, { profile, shape: wide })), `${profile} ${wide.join("x")}`).toBe(-1);
+        const bf = await decodeParallel(bytes, { profile, shape: wide, threads: 3, format: "bf16" });
+        expect(Buffer.from(bf.buffer).equals(Buffer.from(decode(bytes, { profile, shape: wide, format: "bf16" }).buffer))).toBe(true);
+      }
+    }
+  }, 60_000);
+
   it("a fault in a record of a middle band gives parse()'s code; the pool decodes the next stream correctly", async () => {
     const rnd = new Rng(78);
     const c = generateValid(rnd, { profile: "v2", shape, gaps: false });

@@ -33,7 +33,6 @@ const common = {
   logLevel: "warning",
 };
 await build({ ...common, entryPoints: [join(here, "..", "dist", "main.js")], outfile: join(load, "bench-load.mjs") });
-await build({ ...common, entryPoints: [join(here, "..", "dist", "parallel-modes.js")], outfile: join(load, "parallel-modes.mjs") });
 const encoderDist = join(repo, "packages", "encoder", "dist");
 await build({ ...common, entryPoints: [join(encoderDist, "worker.js")], outfile: join(load, "worker.js") });
 const webgpuDist = join(repo, "packages", "webgpu-decoder", "dist");
