@@ -22,12 +22,16 @@ export async function measure(ctx: LoadContext): Promise<LoadRow[]> {
   try {
     for (const w of ctx.workloads) {
       ctx.log(`cpu: ${w.name}`);
-      rows.push(...(await validator(w, ctx.reps)));
-      rows.push(...(await singleThread(w, ctx.reps)));
-      rows.push(...(await halves(w, ctx.reps)));
-      rows.push(...(await parallel(w, ctx.reps, threads, copy)));
+      const mine = [...(await validator(w, ctx.reps)), ...(await singleThread(w, ctx.reps)), ...(await halves(w, ctx.reps)), ...(await parallel(w, ctx.reps, threads, copy))];
+      // logged as measured, as the Vulkan rows are: a run cut short still leaves its figures
+      for (const r of mine) ctx.log(`row ${JSON.stringify(r)}`);
+      rows.push(...mine);
     }
-    if (ctx.model.length) rows.push(await parallelModel(ctx.model, Math.min(ctx.reps, 3), threads, copy));
+    if (ctx.model.length) {
+      const r = await parallelModel(ctx.model, Math.min(ctx.reps, 3), threads, copy);
+      ctx.log(`row ${JSON.stringify(r)}`);
+      rows.push(r);
+    }
   } finally {
     await copy.close();
     await terminateWorkers();
