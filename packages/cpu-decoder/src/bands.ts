@@ -47,7 +47,7 @@ function bandGrid(tilesY: number, tilesX: number, cols: number, target: number):
   return { blockRows: 1, blockCols, stride: blockCols * 64 };
 }
 
-/** Bytes of the largest band: the f32 area a route reserves at address 0 (at most ~256 KiB, whatever the shape). */
+/** Bytes of the largest band: the f32 area a route reserves for it (at most about `target`, whatever the shape). */
 export function bandBytes(tilesY: number, tilesX: number, cols: number, target = BAND_TARGET_BYTES): number {
   const g = bandGrid(tilesY, tilesX, cols, target);
   return g.blockRows * 64 * g.stride * 4;

@@ -1,8 +1,8 @@
 /**
  * Node-only entry: decode on worker_threads into one shared output. The stream is copied once
  * into a shared WebAssembly.Memory; the calling thread and pooled workers take bands of whole
- * macroblock rows (runs of macroblocks beyond 16384 columns) from a shared counter (dynamic: heavy bands do not hold up the others; a worker that starts
- * late finds the work done) and write disjoint rows of the output. Validation happens once: v2
+ * macroblock rows (runs of macroblocks beyond 16384 columns) from a shared counter (dynamic: heavy
+ * bands do not hold up the others; a worker that starts late finds the work done) and write disjoint rows of the output. Validation happens once: v2
  * records by the thread that expands them (one pass, validate_decode_v2_window; each band also
  * checks that its first offset rises above the previous band's last), v1 streams by the caller
  * before the workers start. Small outputs are decoded on the calling thread alone (a worker round
@@ -219,15 +219,15 @@ export async function decodeParallel(bytes: Uint8Array, opts: ParallelDecodeOpti
   const module = sharedKernelModule();
   if (!r || !module) return copyToShared(decode(bytes, opts), format); // parse() route (or its error)
   const outBytes = r.rows * r.cols * (format === "f32" ? 4 : 2);
-  const target = Math.max(BAND_TARGET_BYTES, Math.min(PARALLEL_BAND_MAX_BYTES, 64 * r.cols * 4));
-  const bands = bandsOf(r.tilesY, r.tilesX, r.rows, r.cols, target);
+  const bandTarget = Math.max(BAND_TARGET_BYTES, Math.min(PARALLEL_BAND_MAX_BYTES, 64 * r.cols * 4));
+  const bands = bandsOf(r.tilesY, r.tilesX, r.rows, r.cols, bandTarget);
   const parts = Math.min(threads, bands.length, Math.max(1, Math.floor(outBytes / MIN_BYTES_PER_THREAD)));
   if (parts === 1) {
     const target: BandTarget = { tilesY: r.tilesY, tilesX: r.tilesX, rows: r.rows, cols: r.cols, format, out: () => sharedOutput(format, r.rows * r.cols) };
     const out = r.profile === "v2" ? fusedBands(bytes, r, target) : validatedBands(bytes, r, target);
     return out ?? copyToShared(decode(bytes, opts), format);
   }
-  const out = await onWorkers(bytes, r, format, bands, parts, module, target);
+  const out = await onWorkers(bytes, r, format, bands, parts, module, bandTarget);
   return out ?? copyToShared(decode(bytes, opts), format); // not ok: decode() runs parse(), which throws why
 }
 
