@@ -5,8 +5,9 @@
  * bands do not hold up the others; a worker that starts late finds the work done) and write
  * disjoint rows of the output. Validation happens once: v2 records by the thread that expands them
  * (one pass, validate_decode_v2_window; each band also checks that its first offset rises above
- * the previous band's last), v1 streams by the caller before the workers start. Small outputs are decoded on the calling thread alone (a worker round
- * trip costs more than they take). Bits equal decode()'s.
+ * the previous band's last), v1 streams by the caller before the workers start. Small outputs are
+ * decoded on the calling thread alone (a worker round trip costs more than they take). Bits equal
+ * decode()'s.
  */
 import { Worker } from "node:worker_threads";
 import { availableParallelism } from "node:os";
