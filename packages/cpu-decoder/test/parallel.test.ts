@@ -47,8 +47,8 @@ describe("decodeParallel on worker threads (outputs large enough to be split)", 
   }, 60_000);
 
   // whole macroblock rows per band up to 16384 columns (4 MiB), runs of macroblocks beyond: both
-  // (6.3 and 8.6 MB of f32: split over 2 and 3 threads)
-  // band shapes, cropped at the right and bottom edges, against the one-thread decode
+  // band shapes, cropped at the right and bottom edges, against the one-thread decode (6.3 and
+  // 8.6 MB of f32: split over 2 and 3 threads)
   it("wide tensors: whole-row bands and, beyond 16384 columns, runs of macroblocks", async () => {
     const rnd = new Rng(79);
     for (const wide of [[5 * 64 - 7, 5000], [2 * 64 + 3, 16384 + 70]] as const) {

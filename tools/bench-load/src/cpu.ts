@@ -23,13 +23,12 @@ export async function measure(ctx: LoadContext): Promise<LoadRow[]> {
     for (const w of ctx.workloads) {
       ctx.log(`cpu: ${w.name}`);
       const mine = [...(await validator(w, ctx.reps)), ...(await singleThread(w, ctx.reps)), ...(await halves(w, ctx.reps)), ...(await parallel(w, ctx.reps, threads, copy))];
-      // logged as measured, as the Vulkan rows are: a run cut short still leaves its figures
-      for (const r of mine) ctx.log(`row ${JSON.stringify(r)}`);
+      ctx.measured(mine);
       rows.push(...mine);
     }
     if (ctx.model.length) {
       const r = await parallelModel(ctx.model, Math.min(ctx.reps, 3), threads, copy);
-      ctx.log(`row ${JSON.stringify(r)}`);
+      ctx.measured([r]);
       rows.push(r);
     }
   } finally {

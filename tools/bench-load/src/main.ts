@@ -47,7 +47,8 @@ async function backendModule(name: Backend): Promise<Measure | string> {
 
 log(`encoding workloads (${quick ? "quick: 1024x1024, no model set" : "4096x8192 and the model set"}) on ${threads} threads`);
 const built = await buildWorkloads({ quick, threads, log, ...(values.weights ? { weights: values.weights } : {}) });
-const ctx: LoadContext = { workloads: built.workloads, model: built.model, reps, quick, log };
+const measured = (rows: readonly LoadRow[]) => rows.forEach((r) => log(`row ${JSON.stringify(r)}`));
+const ctx: LoadContext = { workloads: built.workloads, model: built.model, reps, quick, log, measured };
 const rows: LoadRow[] = [];
 for (const backend of backends) {
   for (const m of built.missing) rows.push(skippedRow(backend, "(all paths)", m.name, m.reason));

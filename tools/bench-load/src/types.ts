@@ -5,7 +5,9 @@ export interface LoadRow { backend: "cpu" | "webgpu" | "vulkan"; path: string; w
   ms: number; floor: string; floorMs: number; ratio: number /* floorMs/ms or as documented */;
   goal?: number; met?: boolean; bitsOk: boolean; skipped?: string; note?: string }
 export interface LoadContext { workloads: Workload[]; model: Workload[] /* >= 1 GiB f32 output unless --quick */;
-  reps: number; quick: boolean; log(msg: string): void }
+  reps: number; quick: boolean; log(msg: string): void;
+  /** log rows as they are measured (`row {json}`), so that a run cut short still reports them */
+  measured(rows: readonly LoadRow[]): void }
 // one module per backend: tools/bench-load/src/{cpu,webgpu,vulkan}.ts
 //   export async function measure(ctx: LoadContext): Promise<LoadRow[]>;
 export type Backend = LoadRow["backend"];

@@ -61,8 +61,7 @@ export async function measure(ctx: LoadContext): Promise<LoadRow[]> {
       ctx.log(`vulkan: ${w.name}`);
       const mine = [...parser(w, ctx.reps, bench), ...(await readback(w, ctx.reps, bench))];
       if (w.profile === "v2") mine.push(...kernel(stacked(w, ctx.quick), ctx.reps, ctx.quick, bench));
-      // each workload's rows as they come: a run cut short still reports what it measured
-      for (const r of mine) ctx.log(`row ${JSON.stringify(r)}`);
+      ctx.measured(mine);
       rows.push(...mine);
       if (process.env.BENCH_LOAD_VULKAN_PROBE && (w.name.startsWith("gaussian v1") || w.name.startsWith("student-t v2"))) await probe(w, ctx, bench);
     }
