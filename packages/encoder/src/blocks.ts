@@ -5,8 +5,8 @@
  */
 import { MACROBLOCK, V1_PAYLOAD_BYTES, halfToFloat, packCodes, writeV2Record, type Shape } from "@sgfp4/format";
 import { FitWorkspace, fitLeaf, type FitOptions } from "./fit.js";
-import { MacroblockFitter, NODES_PER_BLOCK, blockFromLeaves, decideByThreshold, decideRd, leavesOfNode, leavesOfRd, type BlockOut, type QuadtreeOptions } from "./quadtree.js";
-import { NODE_STATS, RdSolver, macroblockStats, writeNodeStats, type Distortion } from "./rd.js";
+import { LEVEL_SIZES, MacroblockFitter, NODES_PER_BLOCK, blockFromLeaves, decideByThreshold, decideRd, leavesOfNode, leavesOfRd, type BlockOut, type QuadtreeOptions } from "./quadtree.js";
+import { NODE_STATS, RdSolver, macroblockStats, t158SseGap, writeNodeStats, type Distortion } from "./rd.js";
 
 export interface BlockJob {
   profile: "v1" | "v2";
@@ -136,6 +136,8 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
   const solver = new RdSolver();
   const blockStats = new Float64Array(NODE_STATS * NODES_PER_BLOCK);
   const norm = normalizerOf(job);
+  const gaps = LEVEL_SIZES.map((size) => (job.rd ? t158SseGap(size, job.rd.lambda, norm) : Infinity));
+  const t158GapOf = (size: number): number => gaps[LEVEL_SIZES.indexOf(size as 64)]!;
   let b = 0;
   let total = 0;
   let maxAbsError = 0;
@@ -153,7 +155,10 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
       } else {
         // the threshold policy reads only the chosen candidates' errors
         // the rd policy measuring squared error needs the LWE (TensorStats.lwe) of its chosen leaves only
-        const fitter = new MacroblockFitter(block, job.fit, ws, !job.rd, job.policy === "rd" && job.distortion === "mse");
+        const lweOnDemand = job.policy === "rd" && job.distortion === "mse";
+        // the rd solver's own lazy fits skip T158 where it provably loses the leaf's mode choice
+        const lazyRd = lweOnDemand && job.rd !== undefined && !job.rd.stats;
+        const fitter = new MacroblockFitter(block, job.fit, ws, !job.rd, lweOnDemand, lazyRd ? t158GapOf : undefined);
         const local = (ty - job.tileRowStart) * tilesX + bx;
         if (job.rd && job.policy === "rd") {
           const given = job.rd.stats;

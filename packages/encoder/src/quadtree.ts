@@ -82,6 +82,7 @@ export class MacroblockFitter {
    * scratch (node values are copied into ws.nodeValues: a buffer per macroblock, allocated
    * outside the JS heap, drove the GC). lweOnDemand (not with chosenOnly): the fits measure no
    * LWE and make no 22.7 selection (see fitLeafCandidates); lweOf measures a leaf's when asked.
+   * t158GapOf (with lweOnDemand): fitLeafCandidates' t158Gap for a node of each size.
    */
   constructor(
     readonly block: Float64Array,
@@ -89,6 +90,7 @@ export class MacroblockFitter {
     readonly ws: FitWorkspace,
     readonly chosenOnly = false,
     readonly lweOnDemand = false,
+    readonly t158GapOf?: (size: number) => number,
   ) {}
 
   /** The candidate's LWE, measured on the node's values if its fit left it NaN. */
@@ -144,7 +146,9 @@ export class MacroblockFitter {
     const f = resume
       ? resumeLeafFit(v, size, this.fit, sv, resume, ws)
       : !this.chosenOnly
-        ? (this.lweOnDemand ? fitLeafCandidates : fitLeafWithSum)(v, size, this.fit, sv, ws)
+        ? this.lweOnDemand
+          ? fitLeafCandidates(v, size, this.fit, sv, ws, this.t158GapOf ? this.t158GapOf(size) : Infinity)
+          : fitLeafWithSum(v, size, this.fit, sv, ws)
         : limitOf
           ? boundOrFitLeaf(v, size, this.fit, sv, limitOf(size, power), ws)
           : fitLeafChosen(v, size, this.fit, sv, ws);

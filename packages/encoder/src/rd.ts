@@ -44,6 +44,15 @@ const SINGLE_LEAF_HEADER = 12;
 /** Most the header and padding of two leaf counts differ by (0..12 bytes of padding). */
 const MAX_PADDING_GAIN = 12;
 
+/**
+ * The squared error (in the tensor's units: normalizer times the stats' units) that the bytes a
+ * T158 leaf of this size saves over FP4 are worth at lambda: the leaf's choice takes T158 only if
+ * its error is below FP4's plus this.
+ */
+export function t158SseGap(size: number, lambda: number, normalizer: number): number {
+  return normalizer * lambda * 8 * (leafBytes(size, MODE_FP4) - leafBytes(size, MODE_T158));
+}
+
 const NONE = 0;
 const LEAF_FP4 = 1;
 const LEAF_T158 = 2;

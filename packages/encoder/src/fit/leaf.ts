@@ -12,6 +12,7 @@ import { measureErrors, sum } from "./codes.js";
 import { fp4PlainParameters, t158ParametersAfterFp4 } from "./plain.js";
 import { LWE_FROM_SSE_MARGIN, estimateRefit, plainThenRefit, refitFromEstimate, type RefitEstimate } from "./refit.js";
 import { jointCandidate, leafSpread } from "./joint.js";
+import { t158SseLowerBound } from "./t158-bound.js";
 import type { Candidate, FitOptions, Fitted, LeafFit, Parameters } from "./types.js";
 import { FitWorkspace } from "./workspace.js";
 
@@ -80,12 +81,19 @@ function refitsFromBuckets(ws: FitWorkspace, o: FitOptions, p: Parameters): bool
  * caller that decides modes itself (the rd policy with distortion "mse"): no LWE is measured
  * (both NaN; withLwe measures a candidate later) and no 22.7 selection is made (chosen is FP4,
  * errorHint false). The candidates are fitLeafWithSum's. Other searches fall back to it.
+ * t158Gap (the rd policy's own decisions): T158 is not fitted where t158SseLowerBound proves
+ * its squared error at least FP4's plus t158Gap (the error the bytes it saves are worth), so
+ * that it cannot win the leaf's mode choice: t158 is then T158_NOT_FITTED, t158Allowed false.
  */
-export function fitLeafCandidates(v: Float64Array, size: number, o: FitOptions, sv: number, ws: FitWorkspace): LeafFit {
+export function fitLeafCandidates(v: Float64Array, size: number, o: FitOptions, sv: number, ws: FitWorkspace, t158Gap = Infinity): LeafFit {
   if (!(o.search === "joint" && o.refit)) return fitLeafWithSum(v, size, o, sv, ws);
   const n = size * size;
   leafSpread(ws, v, n, sv);
   const fp4 = jointCandidate(ws, v, n, MODE_FP4, o.v2, o.maxRefitIterations, sv);
+  // t158Gap: T158 is needed only if its squared error can be below fp4.sse + t158Gap
+  if (t158Gap < Infinity && t158SseLowerBound(ws.t158Bound, fp4.codes, n, fp4.scaleBits, fp4.biasBits, fp4.sse) >= fp4.sse + t158Gap) {
+    return { fp4, t158: T158_NOT_FITTED, t158Allowed: false, chosen: fp4, errorHint: false };
+  }
   const t158 = jointCandidate(ws, v, n, MODE_T158, o.v2, o.maxRefitIterations, sv);
   return { fp4, t158, t158Allowed: t158Allowed(o, t158), chosen: fp4, errorHint: false };
 }

@@ -4,6 +4,7 @@
  * leaf read them). One workspace per thread of work: the fits of one macroblock, one job or one
  * test share it; two fits never run on one workspace at the same time.
  */
+import { T158BoundScratch } from "./t158-bound.js";
 import type { PassSums } from "./types.js";
 
 /** Largest leaf (elements): a 64x64 macroblock. */
@@ -80,6 +81,8 @@ export class FitWorkspace {
   readonly jointScale = new Float64Array(16);
   readonly jointBias = new Float64Array(16);
   jointStarts = 0;
+  /** scratch of t158SseLowerBound */
+  readonly t158Bound = new T158BoundScratch();
   /** the stored least-squares solution of the last start ranked */
   lsScaleBits = 0;
   lsBiasBits = 0;
