@@ -113,12 +113,15 @@ describe("no silent surprises", () => {
     const out = path.join(dir, "meta");
     const m = JSON.parse(await readFile(path.join(out, "manifest.json"), "utf8"));
     const file = path.join(out, m.tensors[0].file);
-    const v = sgfp4(["validate", file, "--shape", "128x96", "--json"]);
+    // the manifest's decode shape: the 128x96 tensor is stored as 64x192 (two rows joined: 3 macroblocks, not 4)
+    expect(m.tensors[0].shape).toEqual([64, 192]);
+    expect(m.tensors[0].originalShape).toEqual([128, 96]);
+    const v = sgfp4(["validate", file, "--shape", "64x192", "--json"]);
     expect(v.status).toBe(0);
-    expect(JSON.parse(v.stdout)).toMatchObject({ valid: true, profile: "v2", shape: [128, 96], blocks: 4, warnings: [] });
+    expect(JSON.parse(v.stdout)).toMatchObject({ valid: true, profile: "v2", shape: [64, 192], blocks: 3, warnings: [] });
     const broken = path.join(dir, "broken.sgfp4");
     await writeFile(broken, (await readFile(file)).subarray(0, 20));
-    const b = sgfp4(["validate", broken, "--shape", "128x96", "--json"]);
+    const b = sgfp4(["validate", broken, "--shape", "64x192", "--json"]);
     expect(b.status).toBe(3);
     expect(JSON.parse(b.stdout)).toMatchObject({ valid: false, error: { code: expect.any(String) } });
   });

@@ -5,7 +5,7 @@ import { mkdtemp, readFile, readdir, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { encodeModel } from "../src/model.js";
+import { encodeModel, encodedShape } from "../src/model.js";
 import { decodeModel, verifyModel } from "../src/rebuild.js";
 import { synthetic } from "../src/random.js";
 import { readTensorBytes, readTensorIndex, toFloat32 } from "../src/safetensors.js";
@@ -52,6 +52,11 @@ describe("model round trip: encode -> decode-model -> verify", () => {
       expect(convEntry.shape).toEqual([16, 72]);
       expect(convEntry.originalShape).toEqual([16, 8, 3, 3]);
       expect(m.passthrough.tensors.sort()).toEqual(["layer.0.bias", "step"]);
+      // 96x200 pads to 128x256 (32768 stored weights); two rows joined, 48x400 pads to 64x448 (28672)
+      const l0Entry = m.tensors.find((t: { name: string }) => t.name === "layer.0.weight");
+      expect(l0Entry.shape).toEqual([48, 400]);
+      expect(l0Entry.originalShape).toEqual([96, 200]);
+      expect(m.tensors.find((t: { name: string }) => t.name === "layer.1.weight").originalShape).toBeUndefined();
 
       const report = await verifyModel(out, { decode });
       expect(report.ok).toBe(true);
@@ -61,10 +66,11 @@ describe("model round trip: encode -> decode-model -> verify", () => {
       const idx = await readTensorIndex(rebuilt);
       const byName = new Map(idx.tensors.map((t) => [t.name, t]));
       expect(byName.get("conv.weight")!.shape).toEqual([16, 8, 3, 3]);
+      expect(byName.get("layer.0.weight")!.shape).toEqual([96, 200]);
       expect(byName.get("layer.1.weight")!.dtype).toBe("F32");
       // the rebuilt tensor is the decoder's output of the container, bit for bit
       const l0 = toFloat32(await readTensorBytes(rebuilt, byName.get("layer.0.weight")!), "F32");
-      const dec = decode(await readFile(join(out, m.tensors[0].file)), { profile, shape: [96, 200] });
+      const dec = decode(await readFile(join(out, l0Entry.file)), { profile, shape: [48, 400] });
       expect(Buffer.from(l0.buffer).equals(Buffer.from(dec.buffer))).toBe(true);
       // close to the original weights
       let err = 0;
@@ -134,6 +140,20 @@ function rawHeader(json: string, dataBytes: number): Uint8Array {
   l.writeBigUInt64LE(BigInt(j.length));
   return Buffer.concat([l, j, Buffer.alloc(dataBytes)]);
 }
+
+describe("encodedShape: the 2-D view a model tensor is encoded as", () => {
+  it("joins rows where that pads less, never splits them, and keeps [dims[0], rest] otherwise", () => {
+    expect(encodedShape([240, 25])).toEqual([120, 50]); // 256x64 -> 128x64 stored
+    expect(encodedShape([240, 1, 5, 5])).toEqual([120, 50]);
+    expect(encodedShape([480, 120])).toEqual([60, 960]); // 512x128 -> 64x960
+    expect(encodedShape([128, 195])).toEqual([64, 390]);
+    expect(encodedShape([130, 128])).toEqual([130, 128]); // 260x64 would pad less, but splits rows
+    expect(encodedShape([60, 2880])).toEqual([60, 2880]);
+    expect(encodedShape([4096, 11008])).toEqual([4096, 11008]);
+    expect(encodedShape([16, 8, 3, 3])).toEqual([16, 72]);
+    expect(encodedShape([7, 3])).toEqual([7, 3]);
+  });
+});
 
 describe("bad model files give clear errors and write nothing", () => {
   const cases: [string, Uint8Array, RegExp][] = [

@@ -19,7 +19,10 @@ export interface ManifestTensor {
   profile: Profile;
   /** decode shape (O, I) */
   shape: [number, number];
-  /** the source tensor's shape when it was not 2-D (reshaped to [shape[0], rest]) */
+  /**
+   * the source tensor's shape when it differs from `shape`: not 2-D, or encoded as another 2-D
+   * view (same row-major values, e.g. k rows joined to pad less); same number of values
+   */
   originalShape?: number[];
   /** the source dtype (F32, F16, BF16) */
   dtype: string;
@@ -94,6 +97,9 @@ export function parseManifest(input: string | unknown): Manifest {
     if (e.profile !== "v1" && e.profile !== "v2") bad(`${p}.profile`, "must be v1 or v2");
     if (!isShape(e.shape)) bad(`${p}.shape`, "must be [O, I] with integers >= 1");
     if (e.originalShape !== undefined && !(Array.isArray(e.originalShape) && e.originalShape.every((d) => Number.isSafeInteger(d) && d >= 0))) bad(`${p}.originalShape`, "must be an array of integers");
+    if (e.originalShape !== undefined && (e.originalShape as number[]).reduce((a, b) => a * b, 1) !== (e.shape as number[])[0]! * (e.shape as number[])[1]!) {
+      bad(`${p}.originalShape`, `holds ${(e.originalShape as number[]).join("x")} values, not the ${(e.shape as number[]).join("x")} of shape`);
+    }
     if (typeof e.dtype !== "string") bad(`${p}.dtype`, "must be a string");
     const h = e.sha256 as Record<string, unknown> | undefined;
     if (!h || typeof h.container !== "string" || !HEX64.test(h.container) || typeof h.decoded !== "string" || !HEX64.test(h.decoded)) bad(`${p}.sha256`, "needs container and decoded as 64 lowercase hex digits");
