@@ -89,6 +89,15 @@ describe("no silent surprises", () => {
     expect(existsSync(path.join(dir, "inc"))).toBe(false);
   });
 
+  it("--keep-rows stores the tensor as [d0, rest] (by default 128x96 is stored as 64x192)", async () => {
+    const out = path.join(dir, "keep-rows");
+    const r = sgfp4(["encode", model, "-o", out, "--keep-rows", "--threads", "1"]);
+    expect(r.status).toBe(0);
+    const m = JSON.parse(await readFile(path.join(out, "manifest.json"), "utf8"));
+    expect(m.tensors[0].shape).toEqual([128, 96]);
+    expect(m.tensors[0].originalShape).toBeUndefined();
+  });
+
   it("an ONNX model or a sharded checkpoint's index given as safetensors: recognised, with what to do", async () => {
     const onnxLike = path.join(dir, "model-onnx.safetensors");
     await writeFile(onnxLike, Buffer.from([0x08, 0x08, 0x12, 0x07, 0x70, 0x79, 0x74, 0x6f, 0x72, 0x63, 0x68, 0x3a, 0x10, 0x00]));

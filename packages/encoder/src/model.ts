@@ -50,6 +50,11 @@ export interface ModelEncodeOptions {
   distortion?: EncodeOptions["distortion"];
   /** rd policy without bpw: one lambda for every tensor */
   lambda?: EncodeOptions["lambda"];
+  /**
+   * store every tensor as [dims[0], rest], never with rows joined (encodedShape); for readers
+   * that take the manifest's shape as the tensor's and ignore originalShape
+   */
+  keepRows?: boolean;
   /** progress in weights: (done, total, tensor name) */
   onProgress?: (done: number, total: number, name: string) => void;
 }
@@ -109,7 +114,8 @@ function checkFinite(t: SourceTensor, data: Float32Array, cols: number, first: n
   }
 }
 
-const shapeOf = (t: TensorEntry): Shape => encodedShape(t.shape);
+/** The decode shape of a tensor: encodedShape, or [dims[0], rest] with keepRows. */
+const shapeOf = (t: TensorEntry, keepRows = false): Shape => (keepRows ? [t.shape[0]!, numel(t.shape) / t.shape[0]!] : encodedShape(t.shape));
 
 /** Padded area of a decode shape: v2 (and v1) store whole 64x64 macroblocks. */
 const paddedArea = (rows: number, cols: number): number => Math.ceil(rows / 64) * Math.ceil(cols / 64) * 4096;
@@ -145,8 +151,8 @@ export function encodedShape(shape: readonly number[]): Shape {
  * use(rows) with the tensor read from its file band by band (each band checked finite), so that
  * no pass holds more than a few bands of it.
  */
-function withRows<T>(t: SourceTensor, use: (rows: TensorRows) => Promise<T>): Promise<T> {
-  const shape = shapeOf(t);
+function withRows<T>(t: SourceTensor, keepRows: boolean, use: (rows: TensorRows) => Promise<T>): Promise<T> {
+  const shape = shapeOf(t, keepRows);
   return withTensorRows(t.path, t, shape[1], (read) => {
     const checked: RowSource = async (row0, n) => {
       const band = await read(row0, n);
@@ -167,7 +173,7 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
   const source = await openModelSource(input);
   const { toEncode, toPass } = planTensors(source, opts);
   const minElements = opts.minElements ?? 1024;
-  const settings = { profile, policy: opts.policy ?? "rd", ...(opts.distortion ? { distortion: opts.distortion } : {}), ...(opts.lambda !== undefined ? { lambda: opts.lambda } : {}), ...(opts.bpw !== undefined ? { bpw: opts.bpw } : {}), fit: opts.fit ?? {}, quadtree: opts.quadtree ?? {}, minElements };
+  const settings = { profile, policy: opts.policy ?? "rd", ...(opts.distortion ? { distortion: opts.distortion } : {}), ...(opts.lambda !== undefined ? { lambda: opts.lambda } : {}), ...(opts.bpw !== undefined ? { bpw: opts.bpw } : {}), fit: opts.fit ?? {}, quadtree: opts.quadtree ?? {}, minElements, ...(opts.keepRows ? { keepRows: true } : {}) };
   const total = toEncode.reduce((s, t) => s + numel(t.shape), 0);
   const shardOf = assignShards(toEncode.map((t) => numel(t.shape)), shardCount);
   const mine = toEncode.map((t, index) => ({ t, index })).filter(({ index }) => shardOf[index] === shardIndex);
@@ -181,19 +187,19 @@ export async function encodeModel(input: string, outDir: string, opts: ModelEnco
     const { policy, distortion, lambda: givenLambda } = opts;
     const rdOptions = { ...(policy ? { policy } : {}), ...(distortion ? { distortion } : {}), ...(givenLambda !== undefined ? { lambda: givenLambda } : {}) };
     const encOpts: EncodeOptions = { profile, ...rdOptions, ...(opts.fit ? { fit: opts.fit } : {}), ...(opts.quadtree ? { quadtree: opts.quadtree } : {}), ...(pool ? { pool } : {}) };
-    const { lambda, analyses } = opts.bpw !== undefined ? await rateControl(toEncode, opts.bpw, total, { ...encOpts, spillDir: work.tmp }, opts.onProgress, analysesOpen) : { lambda: undefined, analyses: new Map<string, TensorAnalysis>() };
+    const { lambda, analyses } = opts.bpw !== undefined ? await rateControl(toEncode, opts.bpw, total, { ...encOpts, spillDir: work.tmp }, opts.onProgress, analysesOpen, !!opts.keepRows) : { lambda: undefined, analyses: new Map<string, TensorAnalysis>() };
     const partTotal = mine.reduce((s, { t }) => s + numel(t.shape), 0);
     const tensors: ManifestPart["tensors"] = [];
     let bytesTotal = 0;
     let done = 0;
     for (const { t, index } of mine) {
-      const shape = shapeOf(t);
+      const shape = shapeOf(t, opts.keepRows);
       const base = lambda !== undefined ? partTotal / 2 : 0;
       const scale = lambda !== undefined ? 0.5 : 1;
       // the decode is hashed band by band (the manifest's sha256.decoded), never held whole
       const decoded = createHash("sha256");
       const tensorOpts = { ...encOpts, onProgress: (d: number, n: number) => opts.onProgress?.(base + scale * (done + (numel(t.shape) * d) / n), partTotal, t.name) };
-      const r = await withRows(t, (rows) => encodeRows(rows, tensorOpts, lambda, analyses.get(t.name), undefined, (_row0, values) => decoded.update(float32LeBytes(values))));
+      const r = await withRows(t, !!opts.keepRows, (rows) => encodeRows(rows, tensorOpts, lambda, analyses.get(t.name), undefined, (_row0, values) => decoded.update(float32LeBytes(values))));
       analyses.get(t.name)?.stats.close();
       analyses.delete(t.name);
       const rel = containerFileName(index, t.name, profile);
@@ -278,10 +284,11 @@ async function rateControl(
   encOpts: EncodeOptions,
   onProgress: ModelEncodeOptions["onProgress"],
   analyses: Map<string, TensorAnalysis>,
+  keepRows: boolean,
 ): Promise<{ lambda: number; analyses: Map<string, TensorAnalysis> }> {
   let done = 0;
   for (const t of toEncode) {
-    analyses.set(t.name, await withRows(t, (rows) => analyzeRows(rows, encOpts)));
+    analyses.set(t.name, await withRows(t, keepRows, (rows) => analyzeRows(rows, encOpts)));
     done += numel(t.shape);
     onProgress?.(done / 2, total, t.name);
   }

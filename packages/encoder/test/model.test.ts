@@ -142,6 +142,17 @@ function rawHeader(json: string, dataBytes: number): Uint8Array {
 }
 
 describe("encodedShape: the 2-D view a model tensor is encoded as", () => {
+  it("keepRows stores [dims[0], rest], and is recorded in the settings", async () => {
+    const out = join(dir, "out-keep-rows");
+    await encodeModel(model, out, { keepRows: true });
+    const m = JSON.parse(await readFile(join(out, "manifest.json"), "utf8"));
+    const l0 = m.tensors.find((t: { name: string }) => t.name === "layer.0.weight");
+    expect(l0.shape).toEqual([96, 200]);
+    expect(l0.originalShape).toBeUndefined();
+    expect(m.encoder.settings.keepRows).toBe(true);
+    expect((await verifyModel(out, { decode })).ok).toBe(true);
+  });
+
   it("joins rows where that pads less, never splits them, and keeps [dims[0], rest] otherwise", () => {
     expect(encodedShape([240, 25])).toEqual([120, 50]); // 256x64 -> 128x64 stored
     expect(encodedShape([240, 1, 5, 5])).toEqual([120, 50]);

@@ -83,6 +83,7 @@ interface EncodeFlags {
   thresholdScale?: string;
   refit: boolean;
   minElements?: string;
+  keepRows?: boolean;
   shard?: string;
   json?: boolean;
 }
@@ -105,6 +106,7 @@ function encodeOptions(o: EncodeFlags, enc: typeof Encoder): Encoder.ModelEncode
     ...(o.include ? { include: o.include } : {}),
     ...(o.exclude ? { exclude: o.exclude } : {}),
     ...(shard ? { shard } : {}),
+    ...(o.keepRows ? { keepRows: true } : {}),
     threads: numberOption("--threads", o.threads, (n) => Number.isInteger(n) && n >= 1 && n <= 256, "an integer from 1 to 256")!,
     minElements: numberOption("--min-elements", o.minElements, (n) => Number.isInteger(n) && n >= 0, "an integer >= 0")!,
     fit: { delta: numberOption("--delta", o.delta, (n) => n >= 0, "a number >= 0")!, refit: o.refit },
@@ -129,6 +131,7 @@ function registerEncode(program: Command): void {
     .option("--threshold-scale <x>", "multiply every v2 split threshold (larger: fewer splits, fewer bits)", "1")
     .option("--no-refit", "the plain 22.7 fit, without the least-squares refit of scale and bias")
     .option("--min-elements <n>", "tensors smaller than this (or 1-D) stay unquantized", "1024")
+    .option("--keep-rows", "store every tensor as [dims[0], rest]; by default rows are joined where that pads less (manifest originalShape keeps the source shape)")
     .option("--json", "print a JSON summary instead of text")
     .action(async (model: string, o: EncodeFlags) => {
       const enc = await loadEncoder();

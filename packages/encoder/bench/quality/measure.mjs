@@ -49,7 +49,8 @@ async function encodeAll(input, opts) {
     await encodeModel(file, join(dir, "out"), { ...opts, threads: 1, minElements: 1 });
     const manifest = await readModelManifest(join(dir, "out"));
     const byName = new Map(manifest.tensors.map((m) => [m.name, m]));
-    const containers = input.tensors.map((t) => ({ bytes: new Uint8Array(readFileSync(join(dir, "out", byName.get(t.name).file))), shape: t.shape }));
+    // the manifest's decode shape: encodeModel may store a tensor with rows joined (encodedShape); same row-major values
+    const containers = input.tensors.map((t) => ({ bytes: new Uint8Array(readFileSync(join(dir, "out", byName.get(t.name).file))), shape: byName.get(t.name).shape }));
     const report = await verifyModel(join(dir, "out"), { decode });
     return {
       containers,
