@@ -5,7 +5,7 @@
  */
 import { MACROBLOCK, V1_PAYLOAD_BYTES, halfToFloat, packCodes, writeV2Record, type Shape } from "@sgfp4/format";
 import { FitWorkspace, fitLeaf, type FitOptions } from "./fit.js";
-import { LEVEL_SIZES, MacroblockFitter, NODES_PER_BLOCK, blockFromLeaves, decideByThreshold, decideRd, leavesOfNode, leavesOfRd, type BlockOut, type QuadtreeOptions } from "./quadtree.js";
+import { MacroblockFitter, NODES_PER_BLOCK, blockFromLeaves, decideByThreshold, decideRd, leavesOfNode, leavesOfRd, type BlockOut, type QuadtreeOptions } from "./quadtree.js";
 import { NODE_STATS, RdSolver, macroblockStats, t158SseGap, writeNodeStats, type Distortion } from "./rd.js";
 
 export interface BlockJob {
@@ -136,8 +136,7 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
   const solver = new RdSolver();
   const blockStats = new Float64Array(NODE_STATS * NODES_PER_BLOCK);
   const norm = normalizerOf(job);
-  const gaps = LEVEL_SIZES.map((size) => (job.rd ? t158SseGap(size, job.rd.lambda, norm) : Infinity));
-  const t158GapOf = (size: number): number => gaps[LEVEL_SIZES.indexOf(size as 64)]!;
+  const t158GapOf = (size: number): number => (job.rd ? t158SseGap(size, job.rd.lambda, norm) : Infinity);
   let b = 0;
   let total = 0;
   let maxAbsError = 0;

@@ -22,6 +22,7 @@ import { abandonOut, finishOut, prepareOut } from "./outdir.js";
 import { encoderPackage } from "./package-info.js";
 import { WorkerPool } from "./parallel.js";
 import { bandedRows, type RowSource, type TensorRows } from "./bands.js";
+import { tilesOf } from "./blocks.js";
 import { fileSha256, float32LeBytes, isFloatDtype, readTensorBytes, withTensorRows, writeSafetensors, type TensorEntry } from "./safetensors.js";
 import { PART_FILE, PART_FORMAT, PART_VERSION, assembleManifest, assignShards, round4, type ManifestPart, type ModelManifest } from "./shards.js";
 import { openModelSource, type ModelSource, type SourceLayout, type SourceTensor } from "./source.js";
@@ -117,8 +118,11 @@ function checkFinite(t: SourceTensor, data: Float32Array, cols: number, first: n
 /** The decode shape of a tensor: encodedShape, or [dims[0], rest] with keepRows. */
 const shapeOf = (t: TensorEntry, keepRows = false): Shape => (keepRows ? [t.shape[0]!, numel(t.shape) / t.shape[0]!] : encodedShape(t.shape));
 
-/** Padded area of a decode shape: v2 (and v1) store whole 64x64 macroblocks. */
-const paddedArea = (rows: number, cols: number): number => Math.ceil(rows / 64) * Math.ceil(cols / 64) * 4096;
+/** Macroblocks of a decode shape: v2 (and v1) store whole 64x64 blocks. */
+const macroblocksOf = (rows: number, cols: number): number => {
+  const { tilesY, tilesX } = tilesOf([rows, cols]);
+  return tilesY * tilesX;
+};
 
 /**
  * The 2-D view a model tensor is encoded as: [dims[0], rest], or, where that leaves less of the
@@ -135,13 +139,13 @@ export function encodedShape(shape: readonly number[]): Shape {
   const rows = shape[0]!;
   const cols = numel(shape) / rows;
   let best: Shape = [rows, cols];
-  let area = paddedArea(rows, cols);
+  let blocks = macroblocksOf(rows, cols);
   for (let k = 2; k <= rows; k++) {
     if (rows % k !== 0) continue;
-    const a = paddedArea(rows / k, cols * k);
-    if (a < area) {
+    const a = macroblocksOf(rows / k, cols * k);
+    if (a < blocks) {
       best = [rows / k, cols * k];
-      area = a;
+      blocks = a;
     }
   }
   return best;

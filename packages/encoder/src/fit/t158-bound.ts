@@ -1,6 +1,7 @@
 /**
  * A lower bound on the squared error of every T158 leaf of some weights, from their FP4 fit
- * alone: the rd policy fits T158 only where this bound leaves it a chance (fitLeafCandidatesRd).
+ * alone: the rd policy fits T158 only where this bound leaves it a chance (fitLeafCandidates'
+ * t158Gap).
  *
  * Why it holds. Let w be the weights, w' their FP4 decode (exact error sse_F = |w - w'|^2) and
  * L any three levels {B - S, B, B + S}. For any assignment of w to L, the triangle inequality
