@@ -70,6 +70,8 @@ export class FitWorkspace {
   readonly roundEstimate: RoundEstimate = { sse: 0, sseSlack: 0, sq: 0, sqq: 0, sqv: 0, sqvSlack: 0 };
   /** T158's three decoded values, indexed by code + 1 */
   readonly t158Decoded = new Float64Array(3);
+  /** FP4's sixteen decoded values, indexed by code + 8 */
+  readonly fp4Decoded = new Float64Array(16);
   /**
    * Sum of |w - Bias| from the last FP4 plain search: T158's plain bias is the same FP16 value,
    * so this is the sum its plain fit would compute (same terms, same order).
