@@ -40,6 +40,13 @@ export function finishLeaf(ws: FitWorkspace, v: Float64Array, n: number, c: Fitt
 export function polishStored(ws: FitWorkspace, v: Float64Array, n: number, f: Fitted, v2: boolean): Fitted {
   const biasStep = v2 ? V2_BIAS_STEP : 1;
   let best = f;
+  // Pairs measured so far (scale bits << 16 | bias bits). A later round skips them: each was
+  // measured against a best that only dropped since, and lost (or became that best and was
+  // beaten), so its error is at least the current best's and it cannot be taken. Same result,
+  // 3-5 passes instead of 8 in a round after a move.
+  const seen = ws.polishSeen;
+  seen[0] = (f.scaleBits << 16) | f.biasBits;
+  let seenCount = 1;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const s0 = best.scaleBits;
     const b0 = best.biasBits;
@@ -51,6 +58,9 @@ export function polishStored(ws: FitWorkspace, v: Float64Array, n: number, f: Fi
         if (ds === 0 && db === 0) continue;
         const bb = db === 0 ? b0 : stepHalf(b0, db * biasStep);
         if (bb < 0) continue;
+        const key = (sb << 16) | bb;
+        if (seen.subarray(0, seenCount).includes(key)) continue;
+        seen[seenCount++] = key;
         const spare = best.codes === ws.roundCodesA ? ws.roundCodesB : ws.roundCodesA;
         const c = assignAndMeasure(ws, v, n, best.mode, sb, bb, spare, best.sse);
         if (c.sse < best.sse) {

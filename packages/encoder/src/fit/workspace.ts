@@ -72,6 +72,8 @@ export class FitWorkspace {
   readonly t158Decoded = new Float64Array(3);
   /** FP4's sixteen decoded values, indexed by code + 8 */
   readonly fp4Decoded = new Float64Array(16);
+  /** polishStored's measured (scale, bias) pairs: its start and at most 8 per round */
+  readonly polishSeen = new Int32Array(32);
   /**
    * Sum of |w - Bias| from the last FP4 plain search: T158's plain bias is the same FP16 value,
    * so this is the sum its plain fit would compute (same terms, same order).
