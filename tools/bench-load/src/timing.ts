@@ -10,6 +10,10 @@ export async function medianMs(fn: () => unknown, reps: number): Promise<number>
   for (let i = 0; i < 2 || performance.now() < warmUntil; i++) await fn();
   const times: number[] = [];
   for (let i = 0; i < reps; i++) {
+    // untimed, where --expose-gc allows: the previous rep's outputs (fresh arrays, shared
+    // buffers and memories, reclaimed only by a collection) are freed before the next; without
+    // it the CPU model-set rows grew past 24 GiB and were killed on the 2-core container
+    (globalThis as { gc?: () => void }).gc?.();
     const t0 = performance.now();
     await fn();
     times.push(performance.now() - t0);
