@@ -4,8 +4,8 @@
 //   e.g. node bench/policy-snr.mjs 3,4.5 '{"policy":"spec"}' silero_vad_v5.onnx gaussian,laplacian
 // (Silero VAD: dist/silero_vad_v5.onnx from `npm pack @ricky0123/vad-web@0.0.31`.) N=512 in the environment: smaller.
 import { readFileSync } from "node:fs";
-import { analyzeTensor, encodeTensor, encodeTensorWith, searchLambda, synthetic } from "../dist/index.js";
-import { onnxWeightTensors } from "./onnx.mjs";
+import { analyzeTensor, encodeTensor, encodeTensorWith, searchLambda, synthetic } from "../dist/internal.js";
+import { onnxWeightTensors } from "@sgfp4/testkit/workloads";
 
 const [bpwArg = "default", optionsJson = "{}", onnx, familyArg] = process.argv.slice(2);
 const opts = JSON.parse(optionsJson);
