@@ -61,3 +61,76 @@ export function validateLeafTable(bytes: Uint8Array, opts: DecodeOptions): LeafT
     throw asSgfp4Error(e, "WebAssembly validation failed");
   }
 }
+
+/**
+ * Records [b0, b1) of a v2 stream: validation split across threads (each thread validates one
+ * range of records, the parts are joined in order). `b0`..`b1` come from `recordRanges`.
+ */
+export interface RecordRange {
+  b0: number;
+  b1: number;
+}
+
+/**
+ * Split a v2 stream's records into at most `parts` ranges of about equal bytes (by its record
+ * offset table, read without trusting it: a hostile table only makes the ranges uneven, and the
+ * range validator rejects it). null where the stream cannot take the split route (v1, options
+ * parse() must judge, no kernel); throws what buildLeafTable throws for bad options.
+ */
+export function recordRanges(bytes: Uint8Array, opts: DecodeOptions, parts: number): RecordRange[] | null {
+  const r = fastRequest(bytes, opts);
+  if (!r || r.profile !== "v2" || !kernelModule()) return null;
+  const blocks = r.blockCount;
+  const k = Math.max(1, Math.min(Math.floor(parts), blocks));
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const base = (16 + 4 * blocks + 15) & ~15;
+  const ranges: RecordRange[] = [];
+  let b0 = 0;
+  for (let i = 1; i < k && b0 < blocks - 1; i++) {
+    const want = (bytes.length * i) / k;
+    let b = b0 + 1;
+    while (b < blocks - 1 && base + view.getUint32(16 + 4 * b, true) < want) b++;
+    ranges.push({ b0, b1: b });
+    b0 = b;
+  }
+  ranges.push({ b0, b1: blocks });
+  return ranges;
+}
+
+/**
+ * The leaf table words of records [b0, b1) of a v2 stream (each record judged as buildLeafTable
+ * judges it, bytes past the range's end counted as absent), or null for "not ok here": the caller
+ * then validates the whole stream on one thread (the exact error, or a table for a stream whose
+ * records the split cannot judge alone). Joined in range order, the parts are the words
+ * buildLeafTable gives: records are judged against a shorter stream, and a record accepted there
+ * is accepted with the same leaves against the whole (native/validate.h, validate_v2_from).
+ * Only the header, the offset table and the range's records are copied into kernel memory.
+ */
+export function validateRecordRange(bytes: Uint8Array, opts: DecodeOptions, range: RecordRange): Uint32Array | null {
+  const module = kernelModule();
+  const r = fastRequest(bytes, opts);
+  const { b0, b1 } = range;
+  if (!module || !r || r.profile !== "v2" || !(Number.isInteger(b0) && Number.isInteger(b1) && b0 >= 0 && b0 < b1 && b1 <= r.blockCount)) return null;
+  const len = bytes.length;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const base = (16 + 4 * r.blockCount + 15) & ~15;
+  if (base > len) return null;
+  const from = base + view.getUint32(16 + 4 * b0, true);
+  const end = b1 === r.blockCount ? len : base + view.getUint32(16 + 4 * b1, true);
+  if (!(from >= base && from < end && end <= len)) return null;
+  const layout = validatedLayout(0, "v2", len, r.blockCount);
+  try {
+    const { memory, kernel } = scratchMemory(module, layout.totalBytes);
+    const into = new Uint8Array(memory.buffer, layout.streamAt, len);
+    into.set(bytes.subarray(0, base));
+    into.set(bytes.subarray(from, end), from);
+    const blockFirst = new Uint32Array(memory.buffer, layout.blockFirstAt, r.blockCount + 1);
+    blockFirst[b0] = 0; // the range's leaves start at the table's start
+    const stop = kernel.validate_v2_from(layout.streamAt, len, end, r.blockCount, b0, layout.tableAt, layout.tableCap, 0, layout.blockFirstAt);
+    if (stop !== b1) return null;
+    const count = blockFirst[b1]!;
+    return new Uint32Array(memory.buffer, layout.tableAt, count * 4).slice();
+  } catch (e) {
+    throw asSgfp4Error(e, "WebAssembly validation failed");
+  }
+}

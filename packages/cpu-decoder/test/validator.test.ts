@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { parse, tiling, type Container } from "@sgfp4/format";
 import { BAND_MIN_OUTPUT_BYTES, validateInMemory, validatedLayout } from "../src/layouts.js";
 import { instantiate, kernelModule, pagesFor } from "../src/kernel.js";
-import { buildLeafTable, validateLeafTable } from "../src/validate.js";
+import { buildLeafTable, recordRanges, validateLeafTable, validateRecordRange } from "../src/validate.js";
 import { bandedDecodeV1, fusedDecodeV2 } from "./kernel-harness.js";
 import { createOutput, decode, decodeInto, decodeReference } from "../src/index.js";
 import { Rng, firstBitDifference, generateValid, mutate } from "@sgfp4/testkit";
@@ -132,6 +132,38 @@ describe("wasm validator vs parse()", () => {
       }
     }
     expect(resumed).toBeGreaterThan(600);
+  }, 120_000);
+
+  it("v2 split into record ranges (validateRecordRange): every part accepted only when parse() accepts, and the parts joined are its leaf table", () => {
+    const rng = new Rng(20261205, 11);
+    const seen = { joined: 0, refused: 0, multi: 0 };
+    for (let i = 0; i < 400; i++) {
+      const c = generateValid(rng, { profile: "v2", maxTiles: 4 });
+      const cases = [c.bytes, mutate(rng, c).bytes, mutate(rng, c).bytes, corruptPadding(rng, c.bytes, c.shape) ?? c.bytes];
+      for (const bytes of cases) {
+        const opts = { profile: "v2" as const, shape: c.shape };
+        const ranges = recordRanges(bytes, opts, rng.int(1, 6));
+        if (!ranges) continue; // the fast route leaves these to parse()
+        const B = tiling(c.shape).blockCount;
+        expect(ranges[0]!.b0).toBe(0);
+        expect(ranges.at(-1)!.b1).toBe(B);
+        ranges.forEach((r, k) => k && expect(r.b0).toBe(ranges[k - 1]!.b1));
+        if (ranges.length > 1) seen.multi++;
+        const parts = ranges.map((r) => validateRecordRange(bytes, opts, r));
+        const parsed = parseOrNull(bytes, "v2", c.shape);
+        if (parts.some((p) => p === null)) {
+          seen.refused++; // the caller validates the whole stream instead: no verdict here
+          continue;
+        }
+        expect(parsed, `case ${i}: every range accepted a stream parse() rejects`).not.toBeNull();
+        const joined = parts.flatMap((p) => Array.from(p!));
+        expect(joined, `case ${i} joined table`).toEqual(Array.from(parsed!.leafTable));
+        seen.joined++;
+      }
+    }
+    expect(seen.joined).toBeGreaterThan(300);
+    expect(seen.refused).toBeGreaterThan(200);
+    expect(seen.multi).toBeGreaterThan(300);
   }, 120_000);
 
   it("agrees per layout (the four-at-a-time leaf paths, the MIXED level walk): valid, mutated, padding, header and split-map faults", () => {
