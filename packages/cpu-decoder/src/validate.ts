@@ -78,12 +78,12 @@ export interface RecordRange {
  * parse() must judge, no kernel); throws what buildLeafTable throws for bad options.
  */
 export function recordRanges(bytes: Uint8Array, opts: DecodeOptions, parts: number): RecordRange[] | null {
-  const r = fastRequest(bytes, opts);
-  if (!r || r.profile !== "v2" || !kernelModule()) return null;
+  const r = fastRequest(bytes, opts); // null without the kernel
+  if (!r || r.profile !== "v2") return null;
   const blocks = r.blockCount;
   const k = Math.max(1, Math.min(Math.floor(parts), blocks));
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const base = (16 + 4 * blocks + 15) & ~15;
+  const base = recordBase(blocks);
   const ranges: RecordRange[] = [];
   let b0 = 0;
   for (let i = 1; i < k && b0 < blocks - 1; i++) {
@@ -113,7 +113,7 @@ export function validateRecordRange(bytes: Uint8Array, opts: DecodeOptions, rang
   if (!module || !r || r.profile !== "v2" || !(Number.isInteger(b0) && Number.isInteger(b1) && b0 >= 0 && b0 < b1 && b1 <= r.blockCount)) return null;
   const len = bytes.length;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const base = (16 + 4 * r.blockCount + 15) & ~15;
+  const base = recordBase(r.blockCount);
   if (base > len) return null;
   const from = base + view.getUint32(16 + 4 * b0, true);
   const end = b1 === r.blockCount ? len : base + view.getUint32(16 + 4 * b1, true);
@@ -134,3 +134,6 @@ export function validateRecordRange(bytes: Uint8Array, opts: DecodeOptions, rang
     throw asSgfp4Error(e, "WebAssembly validation failed");
   }
 }
+
+/** Where a v2 stream's records start: after the 16-byte header and the offset table, 16-aligned. */
+const recordBase = (blocks: number) => (16 + 4 * blocks + 15) & ~15;
