@@ -266,7 +266,7 @@ async function main() {
       const moved = bytes.length + prepared.outputBytes;
       const decBw = moved / (hasTs ? dec.gpu : dec.wall);
       const row = {
-        label, mix: profile === "v2" ? `${mixName}${t158Percent === "" ? "" : `/t${t158Percent}`}` : "-", format, variant: prepared.variant, profile, outputMiB: mib, shape: `${shape[0]}x${shape[1]}`, containerMiB: +(bytes.length / 2 ** 20).toFixed(1), leaves: prepared.job.leafTable.length / 4, windows: prepared.job.windows.length, iters,
+        label, mix: profile === "v2" ? `${mixName}${t158Percent === "" ? "" : `/t${t158Percent}`}` : "-", format, variant: prepared.variant, profile, outputMiB: mib, shape: `${shape[0]}x${shape[1]}`, containerMiB: +(bytes.length / 2 ** 20).toFixed(1), leaves: prepared.job.leafCount, windows: prepared.job.windows.length, iters,
         decodeGpuMs: +(dec.gpu * 1e3).toFixed(4), decodeWallMs: +(dec.wall * 1e3).toFixed(4), copyGpuMs: +(copy.gpu * 1e3).toFixed(4), copyWallMs: +(copy.wall * 1e3).toFixed(4),
         decodeGBs: +(decBw / 1e9).toFixed(1), copyGBs: +(copyBw / 1e9).toFixed(1), ratio: +(decBw / copyBw).toFixed(3),
         hostBuildMs: Math.round(t1 - t0), hostPrepareMs: Math.round(t3 - t2),

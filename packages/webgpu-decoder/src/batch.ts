@@ -9,7 +9,7 @@
  */
 import type { Job, JobLimits } from "./job.js";
 import { writeJob } from "./job.js";
-import type { Kernels, Tables } from "./kernels.js";
+import { STATUS_BYTES, type Kernels, type Tables } from "./kernels.js";
 import type { BufferPool } from "./pool.js";
 
 export const USAGE = { MAP_READ: 0x1, MAP_WRITE: 0x2, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80 } as const;
@@ -48,6 +48,9 @@ export class Batch {
   private slot: Slot | undefined;
   private next = 0;
   private readonly transient: GPUBuffer[] = [];
+  /** device-validated jobs so far: each has its word of the status buffer */
+  private checks = 0;
+  private status: GPUBuffer | undefined;
 
   constructor(private readonly c: BatchConfig) {}
 
@@ -63,7 +66,12 @@ export class Batch {
     // a multiple of 256 (getMappedRange takes sizes in multiples of 4; binding offsets are 256-aligned)
     this.slot ??= await this.open(Math.max(need, Math.ceil(Math.min(this.c.submitBytes, need + moreBytes) / 256) * 256));
     const s = this.slot;
-    writeJob(p.job, s.range.subarray(s.used, s.used + need), this.c.limits);
+    let statusIndex = 0;
+    if (p.job.device) {
+      if (this.checks === STATUS_BYTES / 4) throw new Error(`a call holds at most ${STATUS_BYTES / 4} device-validated streams`);
+      statusIndex = this.checks++;
+    }
+    writeJob(p.job, s.range.subarray(s.used, s.used + need), this.c.limits, statusIndex);
     s.placed.push({ ...p, base: s.used });
     s.used += need;
   }
@@ -103,9 +111,24 @@ export class Batch {
         firstLeaf: firstLeaf ? pool.get("first-leaf", firstLeaf, USAGE.STORAGE) : undefined,
         cells: cellBytes ? pool.get("cells", cellBytes, USAGE.STORAGE) : undefined,
       };
+      // device-validated jobs: their leaf tables side by side in one pooled buffer
+      const leavesAt = new Map<Placed["job"], number>();
+      let leafBytes = 0;
+      for (const { job } of s.placed) {
+        if (!job.device) continue;
+        leavesAt.set(job, leafBytes);
+        leafBytes += Math.ceil(Math.max(16, job.leafCount * 16) / 256) * 256;
+      }
+      const leaves = leafBytes ? pool.get("leaves", leafBytes, USAGE.STORAGE) : undefined;
+      if (leaves && !this.status) {
+        this.status = pool.get("status", STATUS_BYTES, USAGE.STORAGE | USAGE.COPY_SRC | USAGE.COPY_DST);
+        encoder.clearBuffer(this.status, 0, STATUS_BYTES);
+      }
       const pass = encoder.beginComputePass();
       for (const { job, output, offset, base } of s.placed) {
-        const t: Tables = { inputs, inputsBase: base, ...tables };
+        const at = leavesAt.get(job);
+        const t: Tables = { inputs, inputsBase: base, ...tables, ...(at === undefined ? {} : { leaves: { buffer: leaves!, offset: at }, status: this.status! }) };
+        if (job.device) kernels.recordLeaves(pass, job, t);
         if (job.variant === "cells") kernels.recordPrep(pass, job, t);
         kernels.recordDecode(pass, job, t, output, offset);
       }
@@ -116,11 +139,31 @@ export class Batch {
     if (last) s?.submitted();
   }
 
-  /** Submit the rest and resolve when the GPU has done everything submitted. */
-  async finish(after?: (encoder: GPUCommandEncoder) => void): Promise<void> {
+  /**
+   * Submit the rest and resolve when the GPU has done everything submitted, with the status word
+   * of each device-validated job in the order they were added (nonzero: the GPU refused it, and
+   * its decode wrote nothing).
+   */
+  async finish(after?: (encoder: GPUCommandEncoder) => void): Promise<Uint32Array> {
     try {
-      this.submit(true, after);
-      await this.c.device.queue.onSubmittedWorkDone();
+      const status = this.status;
+      if (!status) {
+        this.submit(true, after);
+        await this.c.device.queue.onSubmittedWorkDone();
+        return new Uint32Array(0);
+      }
+      const readback = this.c.pool.get("status-readback", STATUS_BYTES, USAGE.MAP_READ | USAGE.COPY_DST);
+      this.submit(true, (encoder) => {
+        after?.(encoder);
+        encoder.copyBufferToBuffer(status, 0, readback, 0, STATUS_BYTES);
+      });
+      // resolves once the GPU has done everything before the copy, as onSubmittedWorkDone would
+      await readback.mapAsync(1 /* GPUMapMode.READ */, 0, STATUS_BYTES);
+      try {
+        return new Uint32Array(readback.getMappedRange(0, STATUS_BYTES).slice(0, 4 * this.checks));
+      } finally {
+        readback.unmap();
+      }
     } finally {
       this.release();
     }

@@ -5,15 +5,16 @@
  * command buffer: the copy to the device, the prep kernels that build the lookup tables from the
  * leaf table, and the decode. Device buffers and staging are pooled per decoder (pool.ts).
  */
-import { Sgfp4Error, checkShape, type Limits, type Profile, type Shape } from "@sgfp4/format";
+import { Sgfp4Error, checkShape, parse, type Limits, type Profile, type Shape } from "@sgfp4/format";
 import { OUTPUT_FORMATS, type DecodedArray, type OutputFormat } from "@sgfp4/format";
-import { planJob, wasmValidator, writeJob, type Job, type JobLimits, type StreamValidator, type ValidatedStream } from "./job.js";
+import { planDeviceJob, planJob, wasmValidator, writeJob, type Job, type JobLimits, type StreamValidator, type ValidatedStream } from "./job.js";
 import { align } from "./plan.js";
 import { BufferPool, Serial } from "./pool.js";
 import { Kernels, type Tables } from "./kernels.js";
 import { Batch, INPUT_USAGE, USAGE, type Placed } from "./batch.js";
 import { Validations, type ValidatorPool } from "./validation.js";
 import { elementBytes } from "./shader.js";
+import { countRecordLeaves } from "./records.js";
 
 export interface DecodeOptions {
   profile: Profile | "auto";
@@ -55,6 +56,16 @@ export interface WebGpuDecoderOptions {
   /** Host validation returning the leaf table (default: `wasmValidator`, @sgfp4/cpu-decoder's; `parseValidator` is the reference). */
   validator?: StreamValidator;
   /**
+   * Where `decodeToBuffer` and `decode` validate a v2 stream. "device" (the default unless a
+   * `validator` is given): the host checks the records (work per record, records.ts) and the GPU
+   * checks the leaves and builds the leaf table (leaves-shader.ts) in the same submission as the
+   * decode, which writes nothing unless both accepted; the call resolves after reading back the
+   * verdict. "host": `validator` checks everything before anything is uploaded. v1 streams,
+   * `prepare`, `decodeMany`, and streams whose container or leaf table exceed one storage
+   * binding are always validated on the host. The verdict and the error are the same either way.
+   */
+  validation?: "device" | "host";
+  /**
    * How inputs reach the device: "staging" (default), a pooled MAP_WRITE buffer kept mapped
    * between calls and copied on the GPU; or "mapped", a new input buffer per call written through
    * mappedAtCreation (no GPU copy, an allocation per call). Both measured in the load benchmark.
@@ -83,6 +94,24 @@ function outputBytesOf(t: DecodeOptions): number {
   const eb = elementBytes(checkFormat(t.format ?? "f32"));
   checkShape(t.shape, t.limits);
   return t.shape[0] * t.shape[1] * eb;
+}
+
+/**
+ * The error of a stream that device validation refused: parse()'s detailed Sgfp4Error. Should
+ * parse() accept it, the two validators disagree, which is a bug: BACKEND_FAILURE says so.
+ */
+function rejection(bytes: Uint8Array, opts: DecodeOptions): unknown {
+  try {
+    parse(bytes, { profile: opts.profile, shape: opts.shape, ...(opts.limits ? { limits: opts.limits } : {}) });
+  } catch (e) {
+    return e;
+  }
+  return new Sgfp4Error("BACKEND_FAILURE", "device validation refused a stream that parse() accepts (a bug in @sgfp4/webgpu-decoder; decode with validation: \"host\" meanwhile)");
+}
+
+/** Throws the rejection when the GPU refused a device-validated stream (its status word is set). */
+function refused(status: Uint32Array, bytes: Uint8Array, opts: DecodeOptions): void {
+  if (status.some((s) => s !== 0)) throw rejection(bytes, opts);
 }
 
 /** `e`, an Sgfp4Error naming the tensor when it is one. */
@@ -132,6 +161,7 @@ export class WebGpuDecoder {
   private readonly maxChunkBytes: number;
   private readonly maxInputBytes: number;
   private readonly validate: StreamValidator;
+  private readonly validation: "device" | "host";
   private readonly upload: "staging" | "mapped";
   private readonly submitBytes: number;
   private readonly validatorPool: ValidatorPool | undefined;
@@ -152,6 +182,7 @@ export class WebGpuDecoder {
     this.maxChunkBytes = Math.min(asked, deviceMax);
     this.maxInputBytes = options.maxInputBytes ?? Number.POSITIVE_INFINITY;
     this.validate = options.validator ?? wasmValidator;
+    this.validation = options.validation ?? (options.validator ? "host" : "device");
     this.upload = options.upload ?? "staging";
     this.submitBytes = options.submitBytes ?? 64 * 1024 * 1024;
     this.validatorPool = options.validatorPool;
@@ -178,6 +209,21 @@ export class WebGpuDecoder {
 
   private planValidated(name: string, bytes: Uint8Array, opts: DecodeOptions, stream: ValidatedStream): Job {
     return planJob(name, bytes, stream, opts.format ?? "f32", this.limits);
+  }
+
+  /**
+   * A one-tensor call's job: validated on the device where it can be (a v2 stream within one
+   * binding; records checked here, leaves on the GPU), else on the host as `plan` does.
+   */
+  private planCall(bytes: Uint8Array, opts: DecodeOptions): Job {
+    if (this.validation === "device") {
+      const format = checkFormat(opts.format ?? "f32");
+      const counts = countRecordLeaves(bytes, opts);
+      if (counts === null) throw rejection(bytes, opts);
+      const job = counts && planDeviceJob("", bytes, counts, format, this.limits);
+      if (job) return job;
+    }
+    return this.plan("", bytes, opts);
   }
 
   /** Validate and upload once; the lookup tables are built at once on the GPU (submitted, not awaited). */
@@ -239,11 +285,11 @@ export class WebGpuDecoder {
    * the weights are written.
    */
   async decodeToBuffer(bytes: Uint8Array, opts: DecodeOptions, output?: GPUBuffer, outputOffset = 0): Promise<GPUBuffer> {
-    const job = this.plan("", bytes, opts);
+    const job = this.planCall(bytes, opts);
     const target = output ?? this.newOutput(job.outputBytes, "sgfp4-output");
     try {
       this.checkOutput(job, target, outputOffset);
-      await this.serial.run(() => this.guard(() => this.run({ job, output: target, offset: outputOffset })));
+      await this.serial.run(() => this.guard(async () => refused(await this.run({ job, output: target, offset: outputOffset }), bytes, opts)));
     } catch (e) {
       if (!output) target.destroy();
       throw e;
@@ -327,14 +373,14 @@ export class WebGpuDecoder {
   decode(bytes: Uint8Array, opts: DecodeOptions & { format?: "f32" }): Promise<Float32Array>;
   decode(bytes: Uint8Array, opts: DecodeOptions): Promise<DecodedArray>;
   async decode(bytes: Uint8Array, opts: DecodeOptions): Promise<DecodedArray> {
-    const job = this.plan("", bytes, opts);
+    const job = this.planCall(bytes, opts);
     const n = align(job.outputBytes, 4);
     if (n > this.device.limits.maxBufferSize) throw new Sgfp4Error("LIMIT_EXCEEDED", `output of ${n} bytes exceeds the device's maxBufferSize`);
     const host = await this.serial.run(() =>
       this.guard(async () => {
         const output = this.pool.get("output", n, USAGE.STORAGE | USAGE.COPY_SRC);
         const readback = this.pool.get("readback", n, USAGE.MAP_READ | USAGE.COPY_DST);
-        await this.run({ job, output, offset: 0 }, (encoder) => encoder.copyBufferToBuffer(output, 0, readback, 0, n));
+        refused(await this.run({ job, output, offset: 0 }, (encoder) => encoder.copyBufferToBuffer(output, 0, readback, 0, n)), bytes, opts);
         return this.mapCopy(readback, n);
       }),
     );
@@ -370,12 +416,15 @@ export class WebGpuDecoder {
     return new Batch({ device: this.device, pool: this.pool, kernels: this.kernels, limits: this.limits, upload: this.upload, submitBytes: this.submitBytes });
   }
 
-  /** Upload, prep and decode one job in one submission; `after` records more commands after its decode. */
-  private async run(p: Placed, after?: (encoder: GPUCommandEncoder) => void): Promise<void> {
+  /**
+   * Upload, prep and decode one job in one submission; `after` records more commands after its
+   * decode. Resolves with the device validation's status (Batch.finish).
+   */
+  private async run(p: Placed, after?: (encoder: GPUCommandEncoder) => void): Promise<Uint32Array> {
     const batch = this.batch();
     try {
       await batch.add(p);
-      await batch.finish(after);
+      return await batch.finish(after);
     } finally {
       batch.release();
     }

@@ -9,6 +9,8 @@ import { buildLeafTable } from "@sgfp4/cpu-decoder/validate";
 import { elementBytes, paramWords, type KernelVariant } from "./shader.js";
 import type { OutputFormat } from "@sgfp4/format";
 import { align, compactLeaves, compactSize, planWindows, windowLeaves, type OutputWindow } from "./plan.js";
+import type { RecordCounts } from "./records.js";
+import { CHECK_PARAM_WORDS } from "./leaves-shader.js";
 
 /** A stream the host validated: its profile, shape and leaf table (docs/ARCHITECTURE.md layout). */
 export interface ValidatedStream {
@@ -39,7 +41,7 @@ export const wasmValidator: StreamValidator = (bytes, opts) => buildLeafTable(by
 /** Alignment of every piece of the upload region (storage and uniform binding offsets). */
 export const PIECE_ALIGN = 256;
 
-interface Range {
+export interface Range {
   offset: number;
   size: number;
 }
@@ -71,7 +73,16 @@ export interface Job {
   cellBytes: number;
   /** what writeJob copies */
   bytes: Uint8Array;
-  leafTable: Uint32Array;
+  leafCount: number;
+  /** host-validated: the leaf table, uploaded with the container */
+  leafTable?: Uint32Array;
+  /**
+   * device-validated (v2): the host checked the records and counted their leaves (records.ts);
+   * the leaves kernel checks the leaves and builds the table on the GPU (leaves-shader.ts).
+   * `blockFirst` (uploaded at `firstLeaf`, the cells kernel's first-leaf table) and the kernel's
+   * parameters (`check`) sit in the upload region; the table goes to a pooled device buffer.
+   */
+  device?: { blockFirst: Uint32Array; firstLeaf: Range; check: Range };
   compacted: boolean;
 }
 
@@ -91,18 +102,60 @@ const limitError = (what: string, bytes: number, limit: number) =>
   new Sgfp4Error("LIMIT_EXCEEDED", `${what} needs ${bytes} bytes, over the device's storage binding limit of ${limit}; use a device with higher limits`);
 
 export function planJob(name: string, bytes: Uint8Array, stream: ValidatedStream, format: OutputFormat, limits: JobLimits): Job {
-  const { shape, leafTable } = stream;
+  const { leafTable } = stream;
+  const inputMax = Math.min(limits.maxBinding, limits.maxInputBytes);
+  const compacted = align(bytes.length, 4) > inputMax || leafTable.byteLength > inputMax;
+  return layOut(name, bytes, stream.shape, leafTable.length / LEAF_WORDS, format, limits, compacted, {
+    windowLeaves: (w) => windowLeaves(leafTable, w),
+    compactSize: (l0, l1) => compactSize(leafTable, l0, l1),
+    shared: (take) => ({ payload: take(bytes.length), leaves: take(leafTable.byteLength) }),
+    finish: (job) => ({ ...job, leafTable }),
+  });
+}
+
+/**
+ * A device-validated v2 job (records counted on the host), or undefined where the container or
+ * its leaf table would not fit one storage binding (the caller then validates on the host and
+ * the job is compacted per window).
+ */
+export function planDeviceJob(name: string, bytes: Uint8Array, counts: RecordCounts, format: OutputFormat, limits: JobLimits): Job | undefined {
+  const { blockFirst, leafCount } = counts;
+  const inputMax = Math.min(limits.maxBinding, limits.maxInputBytes);
+  if (align(bytes.length, 4) > inputMax || leafCount * LEAF_WORDS * 4 > inputMax || 4 * blockFirst.length > limits.maxBinding) return undefined;
+  let pieces: { firstLeaf: Range; check: Range } | undefined;
+  return layOut(name, bytes, counts.shape, leafCount, format, limits, false, {
+    windowLeaves: (w) => ({ l0: blockFirst[w.firstBlock]!, l1: blockFirst[w.firstBlock + w.blockCount]! }),
+    compactSize: () => {
+      throw new Error("a device-validated job is never compacted");
+    },
+    shared: (take) => {
+      const payload = take(bytes.length);
+      pieces = { firstLeaf: take(4 * blockFirst.length), check: take(4 * CHECK_PARAM_WORDS) };
+      // leaves: offsets in the device buffer the leaves kernel writes, not in the upload region
+      return { payload, leaves: { offset: 0, size: Math.max(16, leafCount * LEAF_WORDS * 4) } };
+    },
+    finish: (job) => ({ ...job, firstLeafBytes: 0, device: { blockFirst, ...pieces! } }),
+  });
+}
+
+interface LeafSource {
+  windowLeaves(w: OutputWindow): { l0: number; l1: number };
+  compactSize(l0: number, l1: number): { payload: number; leaves: number };
+  /** the pieces every window shares (not compacted) */
+  shared(take: (size: number) => Range): { payload: Range; leaves: Range };
+  finish(job: Job): Job;
+}
+
+/** The windows of a job and where its inputs sit in the upload region. */
+function layOut(name: string, bytes: Uint8Array, shape: Shape, leafCount: number, format: OutputFormat, limits: JobLimits, compacted: boolean, leaves: LeafSource): Job {
   const [rows, cols] = shape;
   const { blockCount: blocks } = tiling(shape);
-  const leafCount = leafTable.length / LEAF_WORDS;
   const variant: KernelVariant = leafCount === blocks ? "single" : "cells";
   const eb = elementBytes(format);
   // halves: a window's binding may start up to 128 bytes before it (256-byte aligned offsets)
   const slack = eb === 4 ? 0 : PIECE_ALIGN;
   const maxElems = Math.max(64, Math.floor((limits.maxChunkBytes - slack) / eb / 64) * 64);
   const windows = planWindows(shape, maxElems);
-  const inputMax = Math.min(limits.maxBinding, limits.maxInputBytes);
-  const compacted = align(bytes.length, 4) > inputMax || leafTable.byteLength > inputMax;
   const firstLeafBytes = variant === "cells" ? align(4 * (blocks + 1), 4) : 0;
   if (firstLeafBytes > limits.maxBinding) throw limitError("the first-leaf table", firstLeafBytes, limits.maxBinding);
 
@@ -113,18 +166,18 @@ export function planJob(name: string, bytes: Uint8Array, stream: ValidatedStream
     return r;
   };
   const params = take(windows.length * PIECE_ALIGN);
-  const shared = compacted ? undefined : { payload: take(bytes.length), leaves: take(leafTable.byteLength) };
+  const shared = compacted ? undefined : leaves.shared(take);
   const jobWindows = windows.map((w, i): JobWindow => {
-    const { l0, l1 } = windowLeaves(leafTable, w);
+    const { l0, l1 } = leaves.windowLeaves(w);
     if (variant === "cells" && w.blockCount * 256 > limits.maxBinding) throw limitError("one output window's cell table", w.blockCount * 256, limits.maxBinding);
     const base = { ...w, l0, l1, params: params.offset + i * PIECE_ALIGN };
     if (shared) return { ...base, ...shared, leafBase: 0 };
-    const need = compactSize(leafTable, l0, l1);
+    const need = leaves.compactSize(l0, l1);
     if (need.payload > limits.maxBinding || need.leaves > limits.maxBinding) throw limitError("one output window's inputs", need.payload + need.leaves, limits.maxBinding);
     return { ...base, payload: take(need.payload), leaves: take(need.leaves), leafBase: l0 };
   });
   if (at > limits.maxBuffer) throw new Sgfp4Error("LIMIT_EXCEEDED", `the inputs of one decode need ${at} bytes, over the device's maxBufferSize of ${limits.maxBuffer}`);
-  return { name, shape, format, variant, outputBytes: rows * cols * eb, windows: jobWindows, regionBytes: at, firstLeafBytes, cellBytes: variant === "cells" ? blocks * 256 : 0, bytes, leafTable, compacted };
+  return leaves.finish({ name, shape, format, variant, outputBytes: rows * cols * eb, windows: jobWindows, regionBytes: at, firstLeafBytes, cellBytes: variant === "cells" ? blocks * 256 : 0, bytes, leafCount, compacted });
 }
 
 /**
@@ -132,7 +185,7 @@ export function planJob(name: string, bytes: Uint8Array, stream: ValidatedStream
  * windows are addressed relative to an output binding that starts at a 256-byte boundary at or
  * before the window, which only shifts half-precision windows (by 64 elements at most).
  */
-export function writeJob(job: Job, region: Uint8Array, limits: Pick<JobLimits, "maxWorkgroupsPerDimension">): void {
+export function writeJob(job: Job, region: Uint8Array, limits: Pick<JobLimits, "maxWorkgroupsPerDimension">, statusIndex = 0): void {
   const [rows, cols] = job.shape;
   const { tilesX } = tiling(job.shape);
   const eb = elementBytes(job.format);
@@ -146,17 +199,24 @@ export function writeJob(job: Job, region: Uint8Array, limits: Pick<JobLimits, "
       rows, cols, tilesX, firstBlock: w.firstBlock, blockCount: w.blockCount,
       groupsX: Math.min(w.blockCount, limits.maxWorkgroupsPerDimension), leafBase: w.leafBase,
       outBase: w.outBase, outCount: w.outCount, outOrigin: w.outBase - shiftElems,
-      leafCount, leafEnd: w.l1, leafGroupsX: Math.min(Math.max(1, leafGroups), limits.maxWorkgroupsPerDimension),
+      leafCount, leafEnd: w.l1, leafGroupsX: Math.min(Math.max(1, leafGroups), limits.maxWorkgroupsPerDimension), statusIndex,
     });
     words.set(p, w.params / 4);
     if (written.has(w.payload.offset)) continue; // shared inputs: written once
     written.add(w.payload.offset);
-    if (job.compacted) {
+    if (job.device) {
+      const d = job.device;
+      region.set(job.bytes, w.payload.offset);
+      words.set(d.blockFirst, d.firstLeaf.offset / 4);
+      const blocks = d.blockFirst.length - 1;
+      words.set([blocks, Math.min(blocks, limits.maxWorkgroupsPerDimension), job.bytes.length, statusIndex], d.check.offset / 4);
+    } else if (job.compacted) {
       const leaves = new Uint32Array(region.buffer, region.byteOffset + w.leaves.offset, (w.l1 - w.l0) * LEAF_WORDS);
-      compactLeaves(job.bytes, job.leafTable, w.l0, w.l1, region.subarray(w.payload.offset, w.payload.offset + w.payload.size), leaves);
+      compactLeaves(job.bytes, job.leafTable!, w.l0, w.l1, region.subarray(w.payload.offset, w.payload.offset + w.payload.size), leaves);
     } else {
       region.set(job.bytes, w.payload.offset);
-      region.set(new Uint8Array(job.leafTable.buffer, job.leafTable.byteOffset, job.leafTable.byteLength), w.leaves.offset);
+      const t = job.leafTable!;
+      region.set(new Uint8Array(t.buffer, t.byteOffset, t.byteLength), w.leaves.offset);
     }
   }
 }

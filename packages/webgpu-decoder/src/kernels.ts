@@ -4,16 +4,26 @@
  * are made per call: their number grows with the windows, not with the output.
  */
 import { CELLS_SHADER, FIRST_LEAF_SHADER } from "./prep-shader.js";
+import { LEAVES_SHADER } from "./leaves-shader.js";
 import { PARAM_WORDS, decodeShader, elementBytes } from "./shader.js";
 import type { Job, JobWindow } from "./job.js";
 
-/** Device buffers a job's dispatches bind: its uploaded inputs (at `inputsBase`) and the prep kernels' tables. */
+/**
+ * Device buffers a job's dispatches bind: its uploaded inputs (at `inputsBase`), the prep
+ * kernels' tables, and for a device-validated job the leaf table the leaves kernel writes (at
+ * `leaves.offset`) and the call's status words.
+ */
 export interface Tables {
   inputs: GPUBuffer;
   inputsBase: number;
   firstLeaf?: GPUBuffer;
   cells?: GPUBuffer;
+  leaves?: { buffer: GPUBuffer; offset: number };
+  status?: GPUBuffer;
 }
+
+/** Bytes of the status buffer: one word per device-validated job of a call. */
+export const STATUS_BYTES = 256;
 
 export class Kernels {
   private readonly pipelines = new Map<string, GPUComputePipeline>();
@@ -32,7 +42,8 @@ export class Kernels {
 
   private decodePipeline(job: Job): GPUComputePipeline {
     const aligned = job.shape[1] % 4 === 0;
-    return this.pipeline(`decode-${job.variant}-${job.format}${aligned ? "-x4" : ""}`, () => decodeShader(job.variant, job.format, aligned));
+    const checked = job.device !== undefined;
+    return this.pipeline(`decode-${job.variant}-${job.format}${aligned ? "-x4" : ""}${checked ? "-checked" : ""}`, () => decodeShader(job.variant, job.format, aligned, checked));
   }
 
   private group(pipeline: GPUComputePipeline, resources: GPUBufferBinding[]): GPUBindGroup {
@@ -50,8 +61,31 @@ export class Kernels {
     return {
       params: { buffer: t.inputs, offset: t.inputsBase + w.params, size: PARAM_WORDS * 4 },
       payload: { buffer: t.inputs, offset: t.inputsBase + w.payload.offset, size: w.payload.size },
-      leaves: { buffer: t.inputs, offset: t.inputsBase + w.leaves.offset, size: w.leaves.size },
+      leaves: t.leaves
+        ? { buffer: t.leaves.buffer, offset: t.leaves.offset + w.leaves.offset, size: w.leaves.size }
+        : { buffer: t.inputs, offset: t.inputsBase + w.leaves.offset, size: w.leaves.size },
     };
+  }
+
+  /** Each block's first leaf: uploaded with a device-validated job, else built by the first-leaf kernel. */
+  private firstLeaf(job: Job, t: Tables): GPUBufferBinding {
+    const d = job.device;
+    return d ? { buffer: t.inputs, offset: t.inputsBase + d.firstLeaf.offset, size: d.firstLeaf.size } : { buffer: t.firstLeaf!, offset: 0, size: job.firstLeafBytes };
+  }
+
+  private status(t: Tables): GPUBufferBinding {
+    return { buffer: t.status!, offset: 0, size: STATUS_BYTES };
+  }
+
+  /** A device-validated job: check every record's leaves and write the leaf table (leaves-shader.ts). */
+  recordLeaves(pass: GPUComputePassEncoder, job: Job, t: Tables): void {
+    const d = job.device!;
+    const pipeline = this.pipeline("leaves", () => LEAVES_SHADER);
+    const w = job.windows[0]!;
+    const { payload, leaves } = this.inputs(w, t);
+    const check = { buffer: t.inputs, offset: t.inputsBase + d.check.offset, size: d.check.size };
+    const all = { ...leaves, offset: t.leaves!.offset, size: Math.max(16, job.leafCount * 16) };
+    this.dispatch(pass, pipeline, this.group(pipeline, [check, payload, this.firstLeaf(job, t), all, this.status(t)]), d.blockFirst.length - 1);
   }
 
   private cellSlice(w: JobWindow, t: Tables): GPUBufferBinding {
@@ -62,10 +96,10 @@ export class Kernels {
   recordPrep(pass: GPUComputePassEncoder, job: Job, t: Tables): void {
     const first = this.pipeline("first-leaf", () => FIRST_LEAF_SHADER);
     const cells = this.pipeline("cells", () => CELLS_SHADER);
-    const firstLeaf = { buffer: t.firstLeaf!, offset: 0, size: job.firstLeafBytes };
+    const firstLeaf = this.firstLeaf(job, t);
     for (const w of job.windows) {
       const { params, leaves } = this.inputs(w, t);
-      this.dispatch(pass, first, this.group(first, [params, leaves, firstLeaf]), Math.ceil((w.l1 - w.l0) / 256));
+      if (!job.device) this.dispatch(pass, first, this.group(first, [params, leaves, firstLeaf]), Math.ceil((w.l1 - w.l0) / 256));
       this.dispatch(pass, cells, this.group(cells, [params, leaves, firstLeaf, this.cellSlice(w, t)]), w.blockCount);
     }
   }
@@ -81,8 +115,11 @@ export class Kernels {
       const bindOffset = start - (start % 256);
       const end = Math.ceil((outputOffset + (w.outBase + w.outCount) * eb) / 4) * 4;
       const out: GPUBufferBinding = { buffer: output, offset: bindOffset, size: end - bindOffset };
-      const tables = job.variant === "cells" ? [{ buffer: t.firstLeaf!, offset: 0, size: job.firstLeafBytes }, this.cellSlice(w, t)] : [];
-      this.dispatch(pass, pipeline, this.group(pipeline, [params, payload, leaves, out, ...tables]), w.blockCount);
+      const resources: GPUBufferBinding[] = [params, payload, leaves, out];
+      if (job.variant === "cells") resources.push(this.firstLeaf(job, t), this.cellSlice(w, t));
+      const entries = resources.map((resource, binding) => ({ binding, resource }));
+      if (job.device) entries.push({ binding: 6, resource: this.status(t) });
+      this.dispatch(pass, pipeline, this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }), w.blockCount);
     }
   }
 

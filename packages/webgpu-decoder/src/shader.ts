@@ -31,15 +31,15 @@ struct Params {
   rows: u32, cols: u32, tilesX: u32, firstBlock: u32,
   blockCount: u32, groupsX: u32, leafBase: u32, outBase: u32,
   outCount: u32, outOrigin: u32, leafCount: u32, leafEnd: u32,
-  leafGroupsX: u32, _pad0: u32, _pad1: u32, _pad2: u32,
+  leafGroupsX: u32, statusIndex: u32, _pad1: u32, _pad2: u32,
 }`;
 
 /** The Params words of one window, in struct order. */
 export function paramWords(p: {
   rows: number; cols: number; tilesX: number; firstBlock: number; blockCount: number; groupsX: number; leafBase: number;
-  outBase: number; outCount: number; outOrigin: number; leafCount: number; leafEnd: number; leafGroupsX: number;
+  outBase: number; outCount: number; outOrigin: number; leafCount: number; leafEnd: number; leafGroupsX: number; statusIndex?: number;
 }): number[] {
-  return [p.rows, p.cols, p.tilesX, p.firstBlock, p.blockCount, p.groupsX, p.leafBase, p.outBase, p.outCount, p.outOrigin, p.leafCount, p.leafEnd, p.leafGroupsX, 0, 0, 0];
+  return [p.rows, p.cols, p.tilesX, p.firstBlock, p.blockCount, p.groupsX, p.leafBase, p.outBase, p.outCount, p.outOrigin, p.leafCount, p.leafEnd, p.leafGroupsX, p.statusIndex ?? 0, 0, 0];
 }
 
 /**
@@ -58,7 +58,11 @@ export const elementBytes = (format: OutputFormat): number => (format === "f32" 
  * halves in a vec2<u32>); otherwise elements are stored one by one (halves with atomic and/or on
  * their 16 bits of the word, which a neighbouring cell may share).
  */
-export function decodeShader(variant: KernelVariant, format: OutputFormat, aligned: boolean): string {
+/**
+ * `checked`: the stream was validated on the device (leaves-shader.ts); the kernel writes nothing
+ * when the call's status word (binding 6, at Params.statusIndex) reports a fault.
+ */
+export function decodeShader(variant: KernelVariant, format: OutputFormat, aligned: boolean, checked = false): string {
   if (!OUTPUT_FORMATS.includes(format)) throw new Error(`unknown output format ${String(format)}`);
   const half = format !== "f32";
   const outType = half ? (aligned ? "array<vec2<u32>>" : "array<atomic<u32>>") : aligned ? "array<vec4<u32>>" : "array<u32>";
@@ -103,6 +107,7 @@ ${PARAMS_WGSL}
 @group(0) @binding(2) var<storage, read> leaves: array<vec4<u32>>;
 @group(0) @binding(3) var<storage, read_write> output: ${outType};
 ${tables}
+${checked ? "@group(0) @binding(6) var<storage, read> status: array<u32>;" : ""}
 ${half ? HALF_CONVERSIONS : ""}
 
 // info: the geometry word (bits 0-15, read with sgfp4_geometry_*), and bit 16 bias is -0,
@@ -134,7 +139,7 @@ ${cells ? FAST_ZERO : ""}
 @compute @workgroup_size(${WORKGROUP_SIZE})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let group = wid.y * p.groupsX + wid.x;
-  if (group >= p.blockCount) { return; }
+  if (group >= p.blockCount${checked ? " || status[p.statusIndex] != 0u" : ""}) { return; }
   let b = p.firstBlock + group;
   let by = b / p.tilesX;
   let bx = b % p.tilesX;
