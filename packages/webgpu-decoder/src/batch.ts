@@ -50,7 +50,7 @@ export class Batch {
   private readonly transient: GPUBuffer[] = [];
   /** device-validated jobs so far: each has its word of the status buffer */
   private checks = 0;
-  private status: GPUBuffer | undefined;
+  private status: { buffer: GPUBuffer; cleared: boolean } | undefined;
 
   constructor(private readonly c: BatchConfig) {}
 
@@ -70,6 +70,7 @@ export class Batch {
     if (p.job.device) {
       if (this.checks === STATUS_BYTES / 4) throw new Error(`a call holds at most ${STATUS_BYTES / 4} device-validated streams`);
       statusIndex = this.checks++;
+      this.status ??= { buffer: this.c.pool.get("status", STATUS_BYTES, USAGE.STORAGE | USAGE.COPY_SRC | USAGE.COPY_DST), cleared: false };
     }
     writeJob(p.job, s.range.subarray(s.used, s.used + need), this.c.limits, statusIndex);
     s.placed.push({ ...p, base: s.used });
@@ -120,14 +121,15 @@ export class Batch {
         leafBytes += Math.ceil(Math.max(16, job.leafCount * 16) / 256) * 256;
       }
       const leaves = leafBytes ? pool.get("leaves", leafBytes, USAGE.STORAGE) : undefined;
-      if (leaves && !this.status) {
-        this.status = pool.get("status", STATUS_BYTES, USAGE.STORAGE | USAGE.COPY_SRC | USAGE.COPY_DST);
-        encoder.clearBuffer(this.status, 0, STATUS_BYTES);
+      const status = this.status;
+      if (status && !status.cleared) {
+        encoder.clearBuffer(status.buffer, 0, STATUS_BYTES);
+        status.cleared = true;
       }
       const pass = encoder.beginComputePass();
       for (const { job, output, offset, base } of s.placed) {
         const at = leavesAt.get(job);
-        const t: Tables = { inputs, inputsBase: base, ...tables, ...(at === undefined ? {} : { leaves: { buffer: leaves!, offset: at }, status: this.status! }) };
+        const t: Tables = { inputs, inputsBase: base, ...tables, ...(at === undefined ? {} : { leaves: { buffer: leaves!, offset: at }, status: status!.buffer }) };
         if (job.device) kernels.recordLeaves(pass, job, t);
         if (job.variant === "cells") kernels.recordPrep(pass, job, t);
         kernels.recordDecode(pass, job, t, output, offset);
@@ -146,7 +148,7 @@ export class Batch {
    */
   async finish(after?: (encoder: GPUCommandEncoder) => void): Promise<Uint32Array> {
     try {
-      const status = this.status;
+      const status = this.status?.buffer;
       if (!status) {
         this.submit(true, after);
         await this.c.device.queue.onSubmittedWorkDone();
