@@ -2,7 +2,8 @@
  * WebGPU rows of the load benchmark (issue 15), each next to its floor measured in the same run on
  * the same Dawn device, bits checked against the workload's reference decode:
  * - decodeToBuffer, one call (validate, stage, upload, tables, kernel) vs upload floor + kernel: goal 0.5 (within 2x);
- *   also with inputs through a new mappedAtCreation buffer per call (upload: "mapped"), to compare, and
+ *   v2 is validated on the device by default (records on the host, leaves on the GPU); also with
+ *   validation: "host" (the wasm validator on the calling thread, before the upload), with inputs through a new mappedAtCreation buffer per call (upload: "mapped"), to compare, and
  *   with the leaf table cached (a validator that returns it: everything but host validation), to show where the time goes;
  * - prepare + decode (a new PreparedContainer per call), same floor, reported;
  * - the kernel alone (prepared) vs the WGSL copy kernel, in throughput ((container + output) / time
@@ -46,6 +47,7 @@ export async function measure(ctx: LoadContext): Promise<LoadRow[]> {
   const cached: StreamValidator = (bytes, opts) => tables.get(bytes) ?? (tables.set(bytes, wasmValidator(bytes, opts)), tables.get(bytes)!);
   const d: Decoders = {
     plain: new WebGpuDecoder(device),
+    host: new WebGpuDecoder(device, { validation: "host" }),
     mapped: new WebGpuDecoder(device, { upload: "mapped" }),
     cached: new WebGpuDecoder(device, { validator: cached }),
     pooled: new WebGpuDecoder(device, { validatorPool: pool }),
@@ -64,7 +66,7 @@ export async function measure(ctx: LoadContext): Promise<LoadRow[]> {
     // without a model set (--quick) main.ts reports the model rows skipped
     if (ctx.model.length) rows.push(...(await modelRows(ctx, device, d, floors)));
   } finally {
-    for (const x of [d.plain, d.mapped, d.cached, d.pooled]) x.destroy();
+    for (const x of [d.plain, d.host, d.mapped, d.cached, d.pooled]) x.destroy();
     device.destroy();
     await pool.terminate();
   }
@@ -73,6 +75,8 @@ export async function measure(ctx: LoadContext): Promise<LoadRow[]> {
 
 interface Decoders {
   plain: Decoder;
+  /** validation: "host" (v2 validated by the wasm validator before the upload) */
+  host: Decoder;
   mapped: Decoder;
   /** validator: the cached leaf table (diagnostic rows) */
   cached: Decoder;
@@ -103,6 +107,7 @@ async function workloadRows(ctx: LoadContext, device: GPUDevice, d: Decoders, fl
 
     const oneCall = [
       ["decodeToBuffer (one call)", d.plain, 0.5],
+      ["decodeToBuffer (one call, validation: host)", d.host, undefined],
       ["decodeToBuffer (one call, mappedAtCreation inputs)", d.mapped, undefined],
       ["decodeToBuffer (one call, leaf table cached: all but host validation)", d.cached, undefined],
     ] as const;
