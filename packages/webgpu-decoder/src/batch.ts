@@ -27,7 +27,7 @@ interface Slot {
   range: Uint8Array;
   size: number;
   used: number;
-  placed: (Placed & { base: number })[];
+  placed: (Placed & { base: number; gated: boolean })[];
   /** unmap and return the buffer the dispatches bind (after recording the copy into it, if any) */
   close(encoder: GPUCommandEncoder): GPUBuffer;
   /** after the submission: map the staging again for the next call */
@@ -48,9 +48,9 @@ export class Batch {
   private slot: Slot | undefined;
   private next = 0;
   private readonly transient: GPUBuffer[] = [];
-  /** device-validated jobs so far: each has its word of the status buffer */
-  private checks = 0;
-  private status: { buffer: GPUBuffer; cleared: boolean } | undefined;
+  /** device-validated jobs so far, in order (the status word names one by its index here) */
+  private readonly checked: Placed["job"][] = [];
+  private status: GPUBuffer | undefined;
 
   constructor(private readonly c: BatchConfig) {}
 
@@ -66,14 +66,20 @@ export class Batch {
     // a multiple of 256 (getMappedRange takes sizes in multiples of 4; binding offsets are 256-aligned)
     this.slot ??= await this.open(Math.max(need, Math.ceil(Math.min(this.c.submitBytes, need + moreBytes) / 256) * 256));
     const s = this.slot;
-    let statusIndex = 0;
+    // device-validated jobs are numbered in order; a job's decode is gated on the status word
+    // (skipped once this job or an earlier device-validated one was refused) from the first
+    // device-validated job of the call on, so nothing after a refused stream is written
+    // a device-validated job's own number; another job's is the last device-validated job before it
+    const statusIndex = p.job.device ? this.checked.length : Math.max(0, this.checked.length - 1);
     if (p.job.device) {
-      if (this.checks === STATUS_BYTES / 4) throw new Error(`a call holds at most ${STATUS_BYTES / 4} device-validated streams`);
-      statusIndex = this.checks++;
-      this.status ??= { buffer: this.c.pool.get("status", STATUS_BYTES, USAGE.STORAGE | USAGE.COPY_SRC | USAGE.COPY_DST), cleared: false };
+      this.checked.push(p.job);
+      if (!this.status) {
+        this.status = this.c.pool.get("status", STATUS_BYTES, USAGE.STORAGE | USAGE.COPY_SRC | USAGE.COPY_DST);
+        this.c.device.queue.writeBuffer(this.status, 0, new Uint32Array([0xffffffff])); // none refused yet
+      }
     }
     writeJob(p.job, s.range.subarray(s.used, s.used + need), this.c.limits, statusIndex);
-    s.placed.push({ ...p, base: s.used });
+    s.placed.push({ ...p, base: s.used, gated: this.status !== undefined });
     s.used += need;
   }
 
@@ -122,14 +128,10 @@ export class Batch {
       }
       const leaves = leafBytes ? pool.get("leaves", leafBytes, USAGE.STORAGE) : undefined;
       const status = this.status;
-      if (status && !status.cleared) {
-        encoder.clearBuffer(status.buffer, 0, STATUS_BYTES);
-        status.cleared = true;
-      }
       const pass = encoder.beginComputePass();
-      for (const { job, output, offset, base } of s.placed) {
+      for (const { job, output, offset, base, gated } of s.placed) {
         const at = leavesAt.get(job);
-        const t: Tables = { inputs, inputsBase: base, ...tables, ...(at === undefined ? {} : { leaves: { buffer: leaves!, offset: at }, status: status!.buffer }) };
+        const t: Tables = { inputs, inputsBase: base, ...tables, ...(at === undefined ? {} : { leaves: { buffer: leaves!, offset: at } }), ...(gated ? { status: status! } : {}) };
         if (job.device) kernels.recordLeaves(pass, job, t);
         if (job.variant === "cells") kernels.recordPrep(pass, job, t);
         kernels.recordDecode(pass, job, t, output, offset);
@@ -142,17 +144,17 @@ export class Batch {
   }
 
   /**
-   * Submit the rest and resolve when the GPU has done everything submitted, with the status word
-   * of each device-validated job in the order they were added (nonzero: the GPU refused it, and
-   * its decode wrote nothing).
+   * Submit the rest and resolve when the GPU has done everything submitted, with the first
+   * device-validated job the GPU refused, if any: neither it nor any job added after it wrote
+   * its output.
    */
-  async finish(after?: (encoder: GPUCommandEncoder) => void): Promise<Uint32Array> {
+  async finish(after?: (encoder: GPUCommandEncoder) => void): Promise<Placed["job"] | undefined> {
     try {
-      const status = this.status?.buffer;
+      const status = this.status;
       if (!status) {
         this.submit(true, after);
         await this.c.device.queue.onSubmittedWorkDone();
-        return new Uint32Array(0);
+        return undefined;
       }
       const readback = this.c.pool.get("status-readback", STATUS_BYTES, USAGE.MAP_READ | USAGE.COPY_DST);
       this.submit(true, (encoder) => {
@@ -162,7 +164,7 @@ export class Batch {
       // resolves once the GPU has done everything before the copy, as onSubmittedWorkDone would
       await readback.mapAsync(1 /* GPUMapMode.READ */, 0, STATUS_BYTES);
       try {
-        return new Uint32Array(readback.getMappedRange(0, STATUS_BYTES).slice(0, 4 * this.checks));
+        return this.checked[new Uint32Array(readback.getMappedRange(0, 4))[0]!];
       } finally {
         readback.unmap();
       }

@@ -109,9 +109,9 @@ function rejection(bytes: Uint8Array, opts: DecodeOptions): unknown {
   return new Sgfp4Error("BACKEND_FAILURE", "device validation refused a stream that parse() accepts (a bug in @sgfp4/webgpu-decoder; decode with validation: \"host\" meanwhile)");
 }
 
-/** Throws the rejection when the GPU refused a device-validated stream (its status word is set). */
-function refused(status: Uint32Array, bytes: Uint8Array, opts: DecodeOptions): void {
-  if (status.some((s) => s !== 0)) throw rejection(bytes, opts);
+/** Throws the rejection when the GPU refused the call's device-validated stream. */
+function refused(job: Job | undefined, bytes: Uint8Array, opts: DecodeOptions): void {
+  if (job) throw rejection(bytes, opts);
 }
 
 /** `e`, an Sgfp4Error naming the tensor when it is one. */
@@ -216,14 +216,16 @@ export class WebGpuDecoder {
    * binding; records checked here, leaves on the GPU), else on the host as `plan` does.
    */
   private planCall(bytes: Uint8Array, opts: DecodeOptions): Job {
-    if (this.validation === "device") {
-      const format = checkFormat(opts.format ?? "f32");
-      const counts = countRecordLeaves(bytes, opts);
-      if (counts === null) throw rejection(bytes, opts);
-      const job = counts && planDeviceJob("", bytes, counts, format, this.limits);
-      if (job) return job;
-    }
-    return this.plan("", bytes, opts);
+    return this.planOnDevice("", bytes, opts) ?? this.plan("", bytes, opts);
+  }
+
+  /** The device-validated job of a stream, or undefined where the host must validate it. Throws rejections and bad options. */
+  private planOnDevice(name: string, bytes: Uint8Array, opts: DecodeOptions): Job | undefined {
+    if (this.validation !== "device") return undefined;
+    const format = checkFormat(opts.format ?? "f32");
+    const counts = countRecordLeaves(bytes, opts);
+    if (counts === null) throw rejection(bytes, opts);
+    return counts ? planDeviceJob(name, bytes, counts, format, this.limits) : undefined;
   }
 
   /** Validate and upload once; the lookup tables are built at once on the GPU (submitted, not awaited). */
@@ -298,15 +300,16 @@ export class WebGpuDecoder {
   }
 
   /**
-   * Decode many tensors (a model) onto the device. Streams are validated in order, each just
-   * before its upload (with a `validatorPool`, several ahead on other threads), and the GPU
-   * uploads and decodes tensor k while the host validates tensor k + 1; small tensors share a
-   * submission. Outputs: one new buffer per tensor, or with `arena` sub-ranges (256-byte aligned,
+   * Decode many tensors (a model) onto the device. v2 streams are validated on the device (see
+   * `validation`), others in order on the host, each just before its upload (with a
+   * `validatorPool`, several ahead on other threads), and the GPU uploads and decodes tensor k
+   * while the host prepares tensor k + 1; small tensors share a submission. Outputs: one new buffer per tensor, or with `arena` sub-ranges (256-byte aligned,
    * in order) of one new buffer, or of the caller's buffer (usage STORAGE) when `arena` is one.
    *
    * A rejected stream throws its code with a message naming the tensor (the first rejected one in
    * order). Then every tensor before it has been decoded (in the caller's arena, its range is
-   * written) and nothing from it on is written or uploaded; buffers this call created are destroyed.
+   * written) and nothing from it on is written (a stream the GPU refused, and tensors after it in
+   * its submission, have been uploaded); buffers this call created are destroyed.
    */
   async decodeMany(tensors: readonly TensorInput[], opts: { arena?: boolean | GPUBuffer } = {}): Promise<DecodedTensor[]> {
     const sizes = tensors.map((t) => {
@@ -330,7 +333,17 @@ export class WebGpuDecoder {
     try {
       return await this.serial.run(() =>
         this.guard(async () => {
-          const validations = new Validations(tensors, this.validate, this.validatorPool);
+          // device-validated jobs, planned up front (a rejection is kept and thrown in order, so
+          // that the first rejected tensor is the one reported); the host validators (and a
+          // pool's threads) get only the other tensors
+          const onDevice = tensors.map((t): Job | { error: unknown } | undefined => {
+            try {
+              return this.planOnDevice(t.name, t.bytes, t);
+            } catch (error) {
+              return { error };
+            }
+          });
+          const validations = new Validations(tensors, this.validate, this.validatorPool, (i) => onDevice[i] === undefined);
           const batch = this.batch();
           const placed: Placed[] = [];
           // the inputs of the tensors after each one, estimated before validation (container,
@@ -341,10 +354,12 @@ export class WebGpuDecoder {
           try {
             for (const [i, t] of tensors.entries()) {
               // the GPU should not idle while this thread validates or waits for a worker
-              if (batch.pending >= MIN_SUBMIT_BYTES && !validations.ready(i)) batch.flush();
+              if (batch.pending >= MIN_SUBMIT_BYTES && onDevice[i] === undefined && !validations.ready(i)) batch.flush();
               let job: Job;
               try {
-                job = this.planValidated(t.name, t.bytes, t, await validations.get(i));
+                const planned = onDevice[i];
+                if (planned && "error" in planned) throw planned.error;
+                job = planned ?? this.planValidated(t.name, t.bytes, t, await validations.get(i));
               } catch (e) {
                 rejected = naming(t.name, e);
                 break;
@@ -355,7 +370,10 @@ export class WebGpuDecoder {
               placed.push(p);
               await batch.add(p, inputsAfter[i]);
             }
-            await batch.finish(); // also when rejected: the tensors before it are decoded, as documented
+            // also when rejected: the tensors before it are decoded, as documented
+            const refusedJob = await batch.finish();
+            // the GPU's refusal comes before any the host found: its tensor was added earlier
+            if (refusedJob) rejected = naming(refusedJob.name, rejection(refusedJob.bytes, tensors[onDevice.indexOf(refusedJob)]!));
           } finally {
             batch.release();
           }
@@ -418,9 +436,9 @@ export class WebGpuDecoder {
 
   /**
    * Upload, prep and decode one job in one submission; `after` records more commands after its
-   * decode. Resolves with the device validation's status (Batch.finish).
+   * decode. Resolves with the job if the GPU refused it (device validation; Batch.finish).
    */
-  private async run(p: Placed, after?: (encoder: GPUCommandEncoder) => void): Promise<Uint32Array> {
+  private async run(p: Placed, after?: (encoder: GPUCommandEncoder) => void): Promise<Job | undefined> {
     const batch = this.batch();
     try {
       await batch.add(p);

@@ -11,7 +11,7 @@ import type { Job, JobWindow } from "./job.js";
 /**
  * Device buffers a job's dispatches bind: its uploaded inputs (at `inputsBase`), the prep
  * kernels' tables, and for a device-validated job the leaf table the leaves kernel writes (at
- * `leaves.offset`) and the call's status words.
+ * `leaves.offset`), and the call's status word where the decode is gated on it (shader.ts).
  */
 export interface Tables {
   inputs: GPUBuffer;
@@ -22,7 +22,10 @@ export interface Tables {
   status?: GPUBuffer;
 }
 
-/** Bytes of the status buffer: one word per device-validated job of a call. */
+/**
+ * Bytes of the status buffer: its first word is the index (in the call) of the first
+ * device-validated job the GPU refused, 0xFFFFFFFF while none is.
+ */
 export const STATUS_BYTES = 256;
 
 export class Kernels {
@@ -40,9 +43,8 @@ export class Kernels {
     return p;
   }
 
-  private decodePipeline(job: Job): GPUComputePipeline {
+  private decodePipeline(job: Job, checked: boolean): GPUComputePipeline {
     const aligned = job.shape[1] % 4 === 0;
-    const checked = job.device !== undefined;
     return this.pipeline(`decode-${job.variant}-${job.format}${aligned ? "-x4" : ""}${checked ? "-checked" : ""}`, () => decodeShader(job.variant, job.format, aligned, checked));
   }
 
@@ -106,7 +108,7 @@ export class Kernels {
 
   /** The decode of every window into `output` at `outputOffset` (a multiple of 256). */
   recordDecode(pass: GPUComputePassEncoder, job: Job, t: Tables, output: GPUBuffer, outputOffset: number): void {
-    const pipeline = this.decodePipeline(job);
+    const pipeline = this.decodePipeline(job, t.status !== undefined);
     const eb = elementBytes(job.format);
     for (const w of job.windows) {
       const { params, payload, leaves } = this.inputs(w, t);
@@ -118,7 +120,7 @@ export class Kernels {
       const resources: GPUBufferBinding[] = [params, payload, leaves, out];
       if (job.variant === "cells") resources.push(this.firstLeaf(job, t), this.cellSlice(w, t));
       const entries = resources.map((resource, binding) => ({ binding, resource }));
-      if (job.device) entries.push({ binding: 6, resource: this.status(t) });
+      if (t.status) entries.push({ binding: 6, resource: this.status(t) });
       this.dispatch(pass, pipeline, this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }), w.blockCount);
     }
   }

@@ -8,8 +8,9 @@
  * - each thread then takes four consecutive leaves: reserved flag bits 1-3, FP16 Inf/NaN scale or
  *   bias (after the 0xFFF0 mask), the payload (its size from the mode bit) and its padding to 16
  *   bytes inside the stream, the padding zero. Payload offsets are a prefix sum over the record.
- * A fault sets the call's status word; the decode kernels read it and write nothing, and the host
- * reads it back before the call resolves (then parse() names the fault). Records are checked
+ * A fault lowers the call's status word to the job's index (atomicMin; the host sets it to
+ * 0xFFFFFFFF first): the decode kernels of that job and of every later one read it and write
+ * nothing, and the host reads it back before the call resolves (then parse() names the fault). Records are checked
  * independently (records may leave gaps; none is read where the previous one ended).
  */
 import { LEAF_TABLE_WGSL } from "@sgfp4/format";
@@ -150,6 +151,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       p += padded[j];
     }
   }
-  if (bad) { atomicOr(&status[q.statusIndex], 1u); }
+  if (bad) { atomicMin(&status[0], q.statusIndex); }
 }
 `;

@@ -59,8 +59,8 @@ export const elementBytes = (format: OutputFormat): number => (format === "f32" 
  * their 16 bits of the word, which a neighbouring cell may share).
  */
 /**
- * `checked`: the stream was validated on the device (leaves-shader.ts); the kernel writes nothing
- * when the call's status word (binding 6, at Params.statusIndex) reports a fault.
+ * `checked`: the call validates streams on the device (leaves-shader.ts); the kernel writes
+ * nothing when the call's status word (binding 6) names a job at or before Params.statusIndex.
  */
 export function decodeShader(variant: KernelVariant, format: OutputFormat, aligned: boolean, checked = false): string {
   if (!OUTPUT_FORMATS.includes(format)) throw new Error(`unknown output format ${String(format)}`);
@@ -139,7 +139,7 @@ ${cells ? FAST_ZERO : ""}
 @compute @workgroup_size(${WORKGROUP_SIZE})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
   let group = wid.y * p.groupsX + wid.x;
-  if (group >= p.blockCount${checked ? " || status[p.statusIndex] != 0u" : ""}) { return; }
+  if (group >= p.blockCount${checked ? " || status[0] <= p.statusIndex" : ""}) { return; }
   let b = p.firstBlock + group;
   let by = b / p.tilesX;
   let bx = b % p.tilesX;

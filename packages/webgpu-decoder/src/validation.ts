@@ -31,6 +31,8 @@ export class Validations {
     private readonly tensors: readonly { bytes: Uint8Array; profile: Profile | "auto"; shape: Shape; limits?: Limits }[],
     private readonly validator: StreamValidator,
     private readonly pool?: ValidatorPool,
+    /** which tensors it validates (default all); the others are never asked for */
+    private readonly wanted: (i: number) => boolean = () => true,
   ) {
     this.fill(0);
   }
@@ -56,6 +58,7 @@ export class Validations {
     const until = Math.min(this.tensors.length, from + Math.max(1, pool.concurrency));
     for (; this.launched < until; this.launched++) {
       const i = this.launched;
+      if (!this.wanted(i)) continue;
       const t = this.tensors[i]!;
       const p = pool.validate(t.bytes, request(t));
       // results not taken (a call that stopped at an earlier rejection) must not surface as unhandled

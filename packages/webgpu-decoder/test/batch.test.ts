@@ -73,7 +73,7 @@ describe.skipIf(noGpu)("decodeMany, pools, reuse", () => {
     return { pool, calls: () => calls };
   };
 
-  for (const [label, make] of [["inline validation", () => new WebGpuDecoder(device!)], ["a validator pool", () => new WebGpuDecoder(device!, { validatorPool: shuffledPool().pool })]] as const) {
+  for (const [label, make] of [["inline validation", () => new WebGpuDecoder(device!)], ["a validator pool", () => new WebGpuDecoder(device!, { validatorPool: shuffledPool().pool, validation: "host" })]] as const) {
     it(`a rejected stream in the middle (${label}): its code, the tensor named; the tensors before it written, none after; the decoder works after`, async () => {
       const d = make();
       const bad = tensors.map((t) => ({ ...t }));
@@ -101,6 +101,34 @@ describe.skipIf(noGpu)("decodeMany, pools, reuse", () => {
     });
   }
 
+  for (const [label, d] of [["one submission", () => decoder], ["small submissions", () => smallSubmits]] as const) {
+    it(`a stream the GPU refuses in the middle (${label}): its code, the tensor named; the tensors before it written, none after, v1 ones included`, async () => {
+      // a leaf-level fault (flag bit 1 of tensor 2's first leaf header): only the device half of validation sees it
+      const bad = tensors.map((t) => ({ ...t }));
+      const bytes = tensors[2]!.bytes.slice();
+      const first = parse(bytes, tensors[2]!).blocks[0]!;
+      bytes[first.offset + (first.layout === 4 ? 16 : 4)]! |= 0x2;
+      bad[2] = { ...bad[2]!, bytes };
+      expect(parseCode(bad[2]!)).toBe("RESERVED_BITS");
+      let at = 0;
+      const offsets = tensors.map((t) => ((at = Math.ceil(at / 256) * 256), (at += t.shape[0] * t.shape[1] * 4), at - t.shape[0] * t.shape[1] * 4));
+      const arena = device!.createBuffer({ size: at, usage: 0x80 | 0x4 | 0x8 });
+      device!.queue.writeBuffer(arena, 0, new Uint32Array(at / 4).fill(0x7fc0dead));
+      const err = await d().decodeMany(bad, { arena }).catch((e: unknown) => e);
+      expect(err).toMatchObject({ code: "RESERVED_BITS", message: expect.stringContaining('tensor "layer2.weight"') });
+      const got = new Uint32Array((await d().readBack(arena, at)).buffer);
+      for (const [i, t] of tensors.entries()) {
+        const part = got.subarray(offsets[i]! / 4, offsets[i]! / 4 + t.expected.length);
+        if (i < 2) expect(firstBitDifference(new Float32Array(part.buffer, part.byteOffset, part.length), t.expected)).toBe(-1);
+        else expect(part.every((w) => w === 0x7fc0dead)).toBe(true);
+      }
+      const out = await d().decodeMany(tensors);
+      for (const [i, o] of out.entries()) expect(firstBitDifference(await readTensor(d(), o.buffer, 0, o.byteLength), tensors[i]!.expected)).toBe(-1);
+      for (const o of out) o.buffer.destroy();
+      arena.destroy();
+    });
+  }
+
   it("a bad request (format, shape) is refused before any stream is validated, naming the tensor", async () => {
     const { pool, calls } = shuffledPool();
     const d = new WebGpuDecoder(device!, { validatorPool: pool });
@@ -113,7 +141,7 @@ describe.skipIf(noGpu)("decodeMany, pools, reuse", () => {
 
   it("a validator pool (out of order, ahead of use): every tensor bit-exact, each stream validated once", async () => {
     const { pool, calls } = shuffledPool();
-    const d = new WebGpuDecoder(device!, { validatorPool: pool, submitBytes: 4096 });
+    const d = new WebGpuDecoder(device!, { validatorPool: pool, submitBytes: 4096, validation: "host" });
     for (const arena of [false, true]) {
       const out = await d.decodeMany(tensors, { arena });
       for (const [i, o] of out.entries()) expect(firstBitDifference(await readTensor(d, o.buffer, o.offset, o.byteLength), tensors[i]!.expected)).toBe(-1);
