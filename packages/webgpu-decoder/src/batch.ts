@@ -122,7 +122,7 @@ export class Batch {
       const leavesAt = new Map<Placed["job"], number>();
       let leafBytes = 0;
       for (const { job } of s.placed) {
-        if (!job.device) continue;
+        if (job.device?.kind !== "v2") continue;
         leavesAt.set(job, leafBytes);
         leafBytes += Math.ceil(Math.max(16, job.leafCount * 16) / 256) * 256;
       }

@@ -7,14 +7,14 @@
  */
 import { Sgfp4Error, checkShape, parse, type Limits, type Profile, type Shape } from "@sgfp4/format";
 import { OUTPUT_FORMATS, type DecodedArray, type OutputFormat } from "@sgfp4/format";
-import { planDeviceJob, planJob, wasmValidator, writeJob, type Job, type JobLimits, type StreamValidator, type ValidatedStream } from "./job.js";
+import { planDeviceJob, planDeviceV1Job, planJob, wasmValidator, writeJob, type Job, type JobLimits, type StreamValidator, type ValidatedStream } from "./job.js";
 import { align } from "./plan.js";
 import { BufferPool, Serial } from "./pool.js";
 import { Kernels, type Tables } from "./kernels.js";
 import { Batch, INPUT_USAGE, USAGE, type Placed } from "./batch.js";
 import { Validations, type ValidatorPool } from "./validation.js";
 import { elementBytes } from "./shader.js";
-import { countRecordLeaves } from "./records.js";
+import { countRecordLeaves, v1LeafTable } from "./records.js";
 
 export interface DecodeOptions {
   profile: Profile | "auto";
@@ -224,8 +224,10 @@ export class WebGpuDecoder {
     if (this.validation !== "device") return undefined;
     const format = checkFormat(opts.format ?? "f32");
     const counts = countRecordLeaves(bytes, opts);
-    if (counts === null) throw rejection(bytes, opts);
-    return counts ? planDeviceJob(name, bytes, counts, format, this.limits) : undefined;
+    if (counts) return planDeviceJob(name, bytes, counts, format, this.limits);
+    const table = counts === undefined ? v1LeafTable(bytes, opts) : null;
+    if (table === null) throw rejection(bytes, opts);
+    return table ? planDeviceV1Job(name, bytes, opts.shape, table, format, this.limits) : undefined;
   }
 
   /** Validate and upload once; the lookup tables are built at once on the GPU (submitted, not awaited). */

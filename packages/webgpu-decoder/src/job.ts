@@ -77,12 +77,13 @@ export interface Job {
   /** host-validated: the leaf table, uploaded with the container */
   leafTable?: Uint32Array;
   /**
-   * device-validated (v2): the host checked the records and counted their leaves (records.ts);
+   * device-validated: v2, the host checked the records and counted their leaves (records.ts);
    * the leaves kernel checks the leaves and builds the table on the GPU (leaves-shader.ts).
    * `blockFirst` (uploaded at `firstLeaf`, the cells kernel's first-leaf table) and the kernel's
    * parameters (`check`) sit in the upload region; the table goes to a pooled device buffer.
+   * v1: the host built the leaf table (uploaded as usual) and a kernel checks the T158 halves.
    */
-  device?: { blockFirst: Uint32Array; firstLeaf: Range; check: Range };
+  device?: { kind: "v2"; blockFirst: Uint32Array; firstLeaf: Range; check: Range } | { kind: "v1"; check: Range };
   compacted: boolean;
 }
 
@@ -114,6 +115,28 @@ export function planJob(name: string, bytes: Uint8Array, stream: ValidatedStream
 }
 
 /**
+ * A device-validated v1 job: the host's leaf table (records.ts `v1LeafTable`) and the check of
+ * the T158 halves on the GPU; undefined where the inputs would not fit one storage binding.
+ */
+export function planDeviceV1Job(name: string, bytes: Uint8Array, shape: Shape, leafTable: Uint32Array, format: OutputFormat, limits: JobLimits): Job | undefined {
+  const inputMax = Math.min(limits.maxBinding, limits.maxInputBytes);
+  if (align(bytes.length, 4) > inputMax || leafTable.byteLength > inputMax) return undefined;
+  let check: Range | undefined;
+  return layOut(name, bytes, shape, leafTable.length / LEAF_WORDS, format, limits, false, {
+    windowLeaves: (w) => windowLeaves(leafTable, w),
+    compactSize: () => {
+      throw new Error("a device-validated job is never compacted");
+    },
+    shared: (take) => {
+      const pieces = { payload: take(bytes.length), leaves: take(leafTable.byteLength) };
+      check = take(4 * CHECK_PARAM_WORDS);
+      return pieces;
+    },
+    finish: (job) => ({ ...job, leafTable, device: { kind: "v1", check: check! } }),
+  });
+}
+
+/**
  * A device-validated v2 job (records counted on the host), or undefined where the container or
  * its leaf table would not fit one storage binding (the caller then validates on the host and
  * the job is compacted per window).
@@ -134,7 +157,7 @@ export function planDeviceJob(name: string, bytes: Uint8Array, counts: RecordCou
       // leaves: offsets in the device buffer the leaves kernel writes, not in the upload region
       return { payload, leaves: { offset: 0, size: Math.max(16, leafCount * LEAF_WORDS * 4) } };
     },
-    finish: (job) => ({ ...job, firstLeafBytes: 0, device: { blockFirst, ...pieces! } }),
+    finish: (job) => ({ ...job, firstLeafBytes: 0, device: { kind: "v2", blockFirst, ...pieces! } }),
   });
 }
 
@@ -204,12 +227,14 @@ export function writeJob(job: Job, region: Uint8Array, limits: Pick<JobLimits, "
     words.set(p, w.params / 4);
     if (written.has(w.payload.offset)) continue; // shared inputs: written once
     written.add(w.payload.offset);
-    if (job.device) {
-      const d = job.device;
+    const d = job.device;
+    if (d) {
+      const blocks = job.windows.reduce((n, x) => Math.max(n, x.firstBlock + x.blockCount), 0);
+      words.set([blocks, Math.min(blocks, limits.maxWorkgroupsPerDimension), job.bytes.length, statusIndex], d.check.offset / 4);
+    }
+    if (d?.kind === "v2") {
       region.set(job.bytes, w.payload.offset);
       words.set(d.blockFirst, d.firstLeaf.offset / 4);
-      const blocks = d.blockFirst.length - 1;
-      words.set([blocks, Math.min(blocks, limits.maxWorkgroupsPerDimension), job.bytes.length, statusIndex], d.check.offset / 4);
     } else if (job.compacted) {
       const leaves = new Uint32Array(region.buffer, region.byteOffset + w.leaves.offset, (w.l1 - w.l0) * LEAF_WORDS);
       compactLeaves(job.bytes, job.leafTable!, w.l0, w.l1, region.subarray(w.payload.offset, w.payload.offset + w.payload.size), leaves);

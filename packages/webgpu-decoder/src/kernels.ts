@@ -4,9 +4,10 @@
  * are made per call: their number grows with the windows, not with the output.
  */
 import { CELLS_SHADER, FIRST_LEAF_SHADER } from "./prep-shader.js";
-import { LEAVES_SHADER } from "./leaves-shader.js";
+import { LEAVES_SHADER, V1_CHECK_SHADER } from "./leaves-shader.js";
 import { PARAM_WORDS, decodeShader, elementBytes } from "./shader.js";
 import type { Job, JobWindow } from "./job.js";
+import { tiling } from "@sgfp4/format";
 
 /**
  * Device buffers a job's dispatches bind: its uploaded inputs (at `inputsBase`), the prep
@@ -72,22 +73,31 @@ export class Kernels {
   /** Each block's first leaf: uploaded with a device-validated job, else built by the first-leaf kernel. */
   private firstLeaf(job: Job, t: Tables): GPUBufferBinding {
     const d = job.device;
-    return d ? { buffer: t.inputs, offset: t.inputsBase + d.firstLeaf.offset, size: d.firstLeaf.size } : { buffer: t.firstLeaf!, offset: 0, size: job.firstLeafBytes };
+    return d?.kind === "v2" ? { buffer: t.inputs, offset: t.inputsBase + d.firstLeaf.offset, size: d.firstLeaf.size } : { buffer: t.firstLeaf!, offset: 0, size: job.firstLeafBytes };
   }
 
   private status(t: Tables): GPUBufferBinding {
     return { buffer: t.status!, offset: 0, size: STATUS_BYTES };
   }
 
-  /** A device-validated job: check every record's leaves and write the leaf table (leaves-shader.ts). */
+  /**
+   * A device-validated job's checks (leaves-shader.ts): v2, every record's leaves, writing the
+   * leaf table; v1, the T158 halves.
+   */
   recordLeaves(pass: GPUComputePassEncoder, job: Job, t: Tables): void {
     const d = job.device!;
-    const pipeline = this.pipeline("leaves", () => LEAVES_SHADER);
     const w = job.windows[0]!;
     const { payload, leaves } = this.inputs(w, t);
     const check = { buffer: t.inputs, offset: t.inputsBase + d.check.offset, size: d.check.size };
+    const blocks = tiling(job.shape).blockCount;
+    if (d.kind === "v1") {
+      const pipeline = this.pipeline("v1-check", () => V1_CHECK_SHADER);
+      this.dispatch(pass, pipeline, this.group(pipeline, [check, payload, leaves, this.status(t)]), blocks);
+      return;
+    }
+    const pipeline = this.pipeline("leaves", () => LEAVES_SHADER);
     const all = { ...leaves, offset: t.leaves!.offset, size: Math.max(16, job.leafCount * 16) };
-    this.dispatch(pass, pipeline, this.group(pipeline, [check, payload, this.firstLeaf(job, t), all, this.status(t)]), d.blockFirst.length - 1);
+    this.dispatch(pass, pipeline, this.group(pipeline, [check, payload, this.firstLeaf(job, t), all, this.status(t)]), blocks);
   }
 
   private cellSlice(w: JobWindow, t: Tables): GPUBufferBinding {

@@ -154,3 +154,28 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   if (bad) { atomicMin(&status[0], q.statusIndex); }
 }
 `;
+
+/**
+ * v1: the one rule the host leaves to the GPU (records.ts `v1LeafTable` applies the rest and
+ * builds the table): a T158 block's payload words 256..511 are zero. One workgroup per block,
+ * four words per thread; a fault lowers the status word as above.
+ */
+export const V1_CHECK_SHADER = /* wgsl */ `${LEAF_TABLE_WGSL}
+struct CheckParams { blockCount: u32, groupsX: u32, streamBytes: u32, statusIndex: u32 }
+@group(0) @binding(0) var<uniform> q: CheckParams;
+@group(0) @binding(1) var<storage, read> stream: array<u32>;
+@group(0) @binding(2) var<storage, read> leaves: array<vec4<u32>>;
+@group(0) @binding(3) var<storage, read_write> status: array<atomic<u32>>;
+
+@compute @workgroup_size(64)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
+  let b = wid.y * q.groupsX + wid.x;
+  if (b >= q.blockCount) { return; }
+  let leaf = leaves[b];
+  if (sgfp4_geometry_mode(leaf[SGFP4_LEAF_WORD_GEOMETRY]) != SGFP4_MODE_T158) { return; }
+  let upper = (leaf[SGFP4_LEAF_WORD_PAYLOAD] + SGFP4_V1_T158_BYTES) >> 2u;
+  var any = 0u;
+  for (var j = 0u; j < 4u; j++) { any |= stream[upper + t * 4u + j]; }
+  if (any != 0u) { atomicMin(&status[0], q.statusIndex); }
+}
+`;

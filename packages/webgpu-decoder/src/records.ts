@@ -1,5 +1,5 @@
 /**
- * Host half of device validation (v2 only): the checks whose cost grows with the records, not the
+ * Host half of device validation. v2: the checks whose cost grows with the records, not the
  * leaves. It applies every rule of DECISIONS.md section 3 that the stream header, the offset
  * table, the sb_headers, the split maps' bit counts and the leaf-header areas decide, and counts
  * each record's leaves, so the GPU knows where each record's part of the leaf table goes.
@@ -7,11 +7,13 @@
  * zero padding, the split-map walk itself) run on the GPU (leaves-shader.ts), which builds the
  * leaf table from the uploaded stream; nothing is decoded unless both halves accept.
  *
+ * v1 (`v1LeafTable`): everything but the zero upper halves of T158 payloads, which the GPU reads.
+ *
  * It only answers "the records look valid" or "not": on "not", or when the GPU refuses, the caller
- * runs @sgfp4/format's parse() for the detailed error. Reads only inside `bytes`; allocates
- * B + 1 words, after the stream has shown it holds B offsets.
+ * runs @sgfp4/format's parse() for the detailed error. Reads only inside `bytes`; allocates in
+ * proportion to B after the stream has shown it holds B offsets (v2) or has the v1 size.
  */
-import { checkShape, detectProfile, type Limits, type Profile, type Shape } from "@sgfp4/format";
+import { LEAF_WORDS, MAX_LEAF_LOG2, V1_PAYLOAD_BYTES, checkShape, detectProfile, packGeometry, type Limits, type Profile, type Shape } from "@sgfp4/format";
 
 export interface RecordCounts {
   profile: "v2";
@@ -80,4 +82,32 @@ export function countRecordLeaves(bytes: Uint8Array, opts: { profile: Profile | 
   }
   blockFirst[B] = leaves;
   return { profile: "v2", shape: [opts.shape[0], opts.shape[1]], blockFirst, leafCount: leaves };
+}
+
+/**
+ * The host half of device validation for v1: every rule but the zero upper halves of T158
+ * payloads (DECISIONS.md section 3: size, offset flag bits 2-3, payload range, Inf/NaN
+ * parameters), and the leaf table, one leaf per block, built from the header and offset words
+ * without reading the payloads. "undefined": not a v1 request; null: a fault (run parse()).
+ */
+export function v1LeafTable(bytes: Uint8Array, opts: { profile: Profile | "auto"; shape: Shape; limits?: Limits }): Uint32Array | null | undefined {
+  if (!(bytes instanceof Uint8Array) || (opts.profile !== "v1" && opts.profile !== "auto")) return undefined;
+  const { blockCount: B } = checkShape(opts.shape, opts.limits);
+  if (opts.profile === "auto" && detectProfile(bytes, opts.shape) !== "v1") return undefined;
+  if (bytes.length !== (8 + V1_PAYLOAD_BYTES) * B) return null;
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.length);
+  const blob = V1_PAYLOAD_BYTES * B;
+  const table = new Uint32Array(B * LEAF_WORDS);
+  for (let b = 0; b < B; b++) {
+    const header = dv.getUint32(4 * b, true);
+    const offset = dv.getUint32(4 * B + 4 * b, true);
+    const base = offset - (offset & 0xf);
+    if (offset & 0xc || base + V1_PAYLOAD_BYTES > blob) return null; // reserved flags, out of range
+    if ((header & 0x7c000000) === 0x7c000000 || (header & 0x7c00) === 0x7c00) return null; // Inf/NaN scale or bias
+    table[b * 4] = b;
+    table[b * 4 + 1] = packGeometry(0, 0, MAX_LEAF_LOG2, offset & 1);
+    table[b * 4 + 2] = header;
+    table[b * 4 + 3] = 8 * B + base;
+  }
+  return table;
 }

@@ -8,7 +8,7 @@ import { LAYOUT, floatToHalf, parse, writeV1, writeV2, type Shape } from "@sgfp4
 import { Rng, generateValid, mutate } from "@sgfp4/testkit";
 import { WebGpuDecoder } from "../src/decoder.js";
 import { wasmValidator, type StreamValidator } from "../src/job.js";
-import { countRecordLeaves } from "../src/records.js";
+import { countRecordLeaves, v1LeafTable } from "../src/records.js";
 import { device, noGpu } from "./device.js";
 
 const bits = (a: Float32Array) => Array.from(new Uint32Array(a.buffer, a.byteOffset, a.length));
@@ -53,10 +53,48 @@ describe("countRecordLeaves (host half)", () => {
     expect(refused).toBeGreaterThan(50);
   });
 
-  it("leaves v1 and unknown profiles to the host validator", () => {
+  it("answers only for v2 (auto-detected too)", () => {
     const v1 = writeV1({ shape: [1, 1], blocks: [{ mode: 0, scaleBits: 0x3c00, biasBits: 0, codes: new Array(4096).fill(1) }] });
     expect(countRecordLeaves(v1, { profile: "v1", shape: [1, 1] })).toBeUndefined();
     expect(countRecordLeaves(v1, { profile: "auto", shape: [1, 1] })).toBeUndefined();
+    expect(v1LeafTable(fullFourByFour(), { profile: "auto", shape: [64, 64] })).toBeUndefined();
+  });
+});
+
+describe("v1LeafTable (host half, v1)", () => {
+  it("builds parse()'s leaf table, and refuses only what parse() rejects (the T158 halves left to the GPU)", () => {
+    const rng = new Rng(6);
+    let refused = 0;
+    let halves = 0;
+    for (let k = 0; k < 600; k++) {
+      const g = generateValid(rng, { profile: "v1", maxTiles: 3 });
+      const m = k % 2 === 0 ? { bytes: g.bytes, shape: g.shape } : mutate(rng, { profile: "v1", shape: g.shape, bytes: g.bytes });
+      let c: ReturnType<typeof parse> | undefined;
+      let code: string | undefined;
+      try {
+        c = parse(m.bytes, { profile: "v1", shape: m.shape });
+      } catch (e) {
+        code = (e as { code?: string }).code;
+      }
+      let table: ReturnType<typeof v1LeafTable>;
+      try {
+        table = v1LeafTable(m.bytes, { profile: "v1", shape: m.shape });
+      } catch {
+        expect(c).toBeUndefined();
+        continue;
+      }
+      if (table === null) {
+        refused++;
+        expect(c).toBeUndefined();
+      } else if (c) {
+        expect(Array.from(table!)).toEqual(Array.from(c.leafTable));
+      } else {
+        expect(code).toBe("NONZERO_PADDING"); // accepted here, so only a T158 half can be at fault
+        halves++;
+      }
+    }
+    expect(refused).toBeGreaterThan(50);
+    expect(halves).toBeGreaterThan(0);
   });
 });
 
@@ -71,14 +109,31 @@ describe.skipIf(noGpu)("device validation (WebGPU)", () => {
   });
   afterAll(() => device?.destroy());
 
-  it("validates v2 without the host validator, v1 with it", async () => {
+  it("validates v2 and v1 without the host validator; prepare() uses it", async () => {
     hostCalls = 0;
     const v2 = fullFourByFour();
     expect(bits(await onDevice.decode(v2, { profile: "v2", shape: [64, 64] }))).toEqual(bits(await onHost.decode(v2, { profile: "v2", shape: [64, 64] })));
-    expect(hostCalls).toBe(0);
     const v1 = writeV1({ shape: [2, 2], blocks: [{ mode: 0, scaleBits: 0x3c00, biasBits: 0, codes: new Array(4096).fill(2) }] });
     expect(Array.from(await onDevice.decode(v1, { profile: "v1", shape: [2, 2] }))).toEqual([2, 2, 2, 2]);
+    expect(hostCalls).toBe(0);
+    onDevice.prepare(v1, { profile: "v1", shape: [2, 2] }).destroy();
     expect(hostCalls).toBe(1);
+  });
+
+  it("v1: a nonzero word in a T158 payload's upper half is refused on the GPU, nothing written", async () => {
+    const shape: Shape = [64, 128];
+    const t158 = { mode: 1 as const, scaleBits: 0x3c00, biasBits: 0, codes: Array.from({ length: 4096 }, (_, i) => (i % 3) - 1) };
+    const good = writeV1({ shape, blocks: [{ mode: 0, scaleBits: 0x3800, biasBits: 0x3c00, codes: new Array(4096).fill(3) }, t158] });
+    const bad = good.slice();
+    bad[16 + 2048 + 1024 + 700] = 0x40; // block 1's payload (slot 1), upper half
+    expect(() => parse(bad, { profile: "v1", shape })).toThrow("NONZERO_PADDING");
+    const sentinel = new Float32Array(64 * 128).fill(3.5);
+    const out = device!.createBuffer({ size: sentinel.byteLength, usage: 0x80 | 0x4 | 0x8 });
+    device!.queue.writeBuffer(out, 0, sentinel);
+    await expect(onDevice.decodeToBuffer(bad, { profile: "v1", shape }, out)).rejects.toMatchObject({ code: "NONZERO_PADDING" });
+    expect(bits(await onDevice.readBack(out, sentinel.byteLength))).toEqual(bits(sentinel));
+    expect(bits(await onDevice.decode(good, { profile: "v1", shape }))).toEqual(bits(await onHost.decode(good, { profile: "v1", shape })));
+    out.destroy();
   });
 
   it("a leaf-level fault: parse()'s code, the caller's buffer untouched, the decoder reusable", async () => {
@@ -113,14 +168,15 @@ describe.skipIf(noGpu)("device validation (WebGPU)", () => {
     expect(bits(await onDevice.decode(longer, { profile: "v2", shape: [64, 64] }))).toEqual(bits(await onHost.decode(good, { profile: "v2", shape: [64, 64] })));
   });
 
-  it("random and mutated streams: the verdict, code and bits of host validation", async () => {
+  it("random and mutated streams, v1 and v2: the verdict, code and bits of host validation", async () => {
     const rng = new Rng(9);
     let rejected = 0;
     let decoded = 0;
-    for (let k = 0; k < 160; k++) {
-      const g = generateValid(rng, { profile: "v2", maxTiles: 3 });
-      const m = k % 3 === 0 ? { bytes: g.bytes, shape: g.shape } : mutate(rng, { profile: "v2", shape: g.shape, bytes: g.bytes });
-      const opts = { profile: "v2" as const, shape: m.shape };
+    for (let k = 0; k < 200; k++) {
+      const profile = k % 4 === 0 ? "v1" : "v2";
+      const g = generateValid(rng, { profile, maxTiles: 3 });
+      const m = k % 3 === 0 ? { bytes: g.bytes, shape: g.shape } : mutate(rng, { profile, shape: g.shape, bytes: g.bytes });
+      const opts = { profile, shape: m.shape };
       const host = await onHost.decode(m.bytes, opts).then(bits, (e: { code?: string }) => e.code ?? String(e));
       const dev = await onDevice.decode(m.bytes, opts).then(bits, (e: { code?: string }) => e.code ?? String(e));
       expect(dev).toEqual(host);
