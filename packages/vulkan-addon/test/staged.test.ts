@@ -28,6 +28,7 @@ async function collect(): Promise<void> {
 
 afterEach(() => {
   delete process.env.SGFP4_VULKAN_STAGE_BYTES;
+  delete process.env.SGFP4_VULKAN_DIRECT;
 });
 
 // 320 x 1030 float32: 1.26 MiB, over the hand-over threshold (1 MiB); five macroblock rows.
@@ -54,6 +55,16 @@ describe("staged decodes: one stage per macroblock row gives the bits of constru
         decodeInto(built.bytes, { ...opts, format }, half);
         expect(Buffer.compare(Buffer.from(half.buffer), Buffer.from(want.buffer))).toBe(0);
       }
+    });
+  }
+
+  for (const profile of ["v1", "v2"] as const) {
+    it(`${profile}, SGFP4_VULKAN_DIRECT=1 (inputs and output in host-visible memory, one dispatch): decode and decodeAsync`, async () => {
+      process.env.SGFP4_VULKAN_DIRECT = "1";
+      const built = generateValid(new Rng(profile === "v1" ? 903 : 904), { profile, shape: SHAPE });
+      const opts = { profile, shape: SHAPE };
+      expect(firstBitDifference(decode(built.bytes, opts), built.expected)).toBe(-1);
+      expect(firstBitDifference(await decodeAsync(built.bytes, opts), built.expected)).toBe(-1);
     });
   }
 

@@ -55,7 +55,7 @@ Napi::Value Decode(const Napi::CallbackInfo& info) {
     planFor(d, c, a.len, a.format);  // LIMIT_EXCEEDED before the output is allocated
     const uint64_t count = c.rows * c.cols;
     if (!d.unifiedMemory && count * elementBytes(a.format) >= kHandOverMinBytes)
-      return handOver(info.Env(), a.format, count, decodeStaged(d, a.bytes, a.len, c, a.format, nullptr));
+      return handOver(info.Env(), a.format, count, decodeToReadback(d, a.bytes, a.len, c, a.format));
     void* data = nullptr;
     Napi::TypedArray out = newOutputArray(info.Env(), a.format, c.rows * c.cols, &data);
     decodeInto(d, a.bytes, a.len, c, a.format, data);

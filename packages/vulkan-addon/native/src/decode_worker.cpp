@@ -29,7 +29,7 @@ void DecodeWorker::result() {
 
 void DecodeWorker::Execute() {
   try {
-    if (handOver_) handed_ = decodeStaged(device_, bytes_.get(), len_, container_, format_, nullptr);
+    if (handOver_) handed_ = decodeToReadback(device_, bytes_.get(), len_, container_, format_);
     else if (resultData_) decodeInto(device_, bytes_.get(), len_, container_, format_, resultData_);
     else readback_.emplace(decodeToHost(device_, bytes_.get(), len_, container_, format_));
     bytes_.reset();  // the input is no longer needed; free it before the JS thread runs OnOK

@@ -62,6 +62,12 @@ HostResult hostResult(Lease&& readback, uint64_t bytes);
 // copied into it as soon as it is done and an empty Lease is returned; without, the readback
 // buffer holding the whole output is returned (the caller hands it over or copies it).
 Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, void* out);
+// The whole output of `c` in pooled host-visible readback memory, to hand over (discrete GPUs):
+// decodeStaged, or with SGFP4_VULKAN_DIRECT=1 (a measurement switch) the kernel reading its
+// inputs from host-visible memory and writing the output straight into the readback memory
+// (decodeDirect: one dispatch, no device copies) where the plan is one dispatch.
+Lease decodeToReadback(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format);
+Lease decodeDirect(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format);
 
 // Decodes `c` into `out` (rows * cols values of the format). On a discrete GPU: staged, with the
 // one host copy overlapped (decodeStaged); with SGFP4_VULKAN_HOST_IMPORT=1 and a device that

@@ -138,4 +138,45 @@ Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Cont
   return readback;
 }
 
+// Discrete GPUs, direct (SGFP4_VULKAN_DIRECT=1, read per call; measured against the staged path by
+// the load benchmark's probe): the inputs in host-visible upload memory and the output in the
+// pooled host-visible readback memory, both bound to the decode itself, so the kernel reads the
+// stream over the bus and writes each value where the caller will find it: no device copies, one
+// submission. Empty Lease where it does not apply (a plan of several dispatches).
+Lease decodeDirect(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format) {
+  const Plan plan = planFor(d, c, len, format);
+  if (plan.chunks.size() != 1) return Lease();
+  const uint64_t leafBytes = c.leafTable.size() * 4, firstBytes = c.blockFirstLeaf.size() * 4;
+  DeviceJob job;
+  job.stream = Lease(d.pool, Memory::HostUpload, plan.streamBytes);
+  job.leaves = Lease(d.pool, Memory::HostUpload, leafBytes);
+  job.firstLeaf = Lease(d.pool, Memory::HostUpload, firstBytes);
+  job.outputs.emplace_back(d.pool, Memory::HostReadback, plan.outputBytes(plan.chunks[0]));
+  const struct {
+    Buffer* dst;
+    const void* src;
+    uint64_t n, size;
+  } fills[3] = {{&job.stream.buf, bytes, len, plan.streamBytes}, {&job.leaves.buf, c.leafTable.data(), leafBytes, leafBytes}, {&job.firstLeaf.buf, c.blockFirstLeaf.data(), firstBytes, firstBytes}};
+  for (const auto& f : fills) {
+    auto* p = static_cast<uint8_t*>(f.dst->mapped);
+    if (f.n) copyParallel(p, static_cast<const uint8_t*>(f.src), f.n);
+    std::memset(p + f.n, 0, f.dst->size - f.n);  // the tail of the 16-byte rounding too
+  }
+  writeSets(d, job, c, plan);
+  Submission sub(d);  // after the buffers: destroyed first, waiting for the device if a wait failed
+  recordDecode(d, sub.cmd, job, c, plan, d.decodePipeline(format));
+  barrier(sub.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
+  sub.submitAndWait();
+  return std::move(job.outputs[0]);
+}
+
+Lease decodeToReadback(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format) {
+  const char* direct = std::getenv("SGFP4_VULKAN_DIRECT");
+  if (direct && direct[0] == '1') {
+    Lease r = decodeDirect(d, bytes, len, c, format);
+    if (r.buf.buf) return r;
+  }
+  return decodeStaged(d, bytes, len, c, format, nullptr);
+}
+
 }  // namespace sgfp4
