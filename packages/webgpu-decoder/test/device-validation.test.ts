@@ -173,7 +173,7 @@ describe.skipIf(noGpu)("device validation (WebGPU)", () => {
     let rejected = 0;
     let decoded = 0;
     for (let k = 0; k < 200; k++) {
-      const profile = k % 4 === 0 ? "v1" : "v2";
+      const profile: "v1" | "v2" = k % 4 === 0 ? "v1" : "v2";
       const g = generateValid(rng, { profile, maxTiles: 3 });
       const m = k % 3 === 0 ? { bytes: g.bytes, shape: g.shape } : mutate(rng, { profile, shape: g.shape, bytes: g.bytes });
       const opts = { profile, shape: m.shape };
