@@ -66,10 +66,10 @@ export class Batch {
     // a multiple of 256 (getMappedRange takes sizes in multiples of 4; binding offsets are 256-aligned)
     this.slot ??= await this.open(Math.max(need, Math.ceil(Math.min(this.c.submitBytes, need + moreBytes) / 256) * 256));
     const s = this.slot;
-    // device-validated jobs are numbered in order; a job's decode is gated on the status word
-    // (skipped once this job or an earlier device-validated one was refused) from the first
-    // device-validated job of the call on, so nothing after a refused stream is written
-    // a device-validated job's own number; another job's is the last device-validated job before it
+    // Device-validated jobs are numbered in order. From the first of them on, every decode is
+    // gated on the status word: skipped when a device-validated job at or before its number was
+    // refused (a job's own number; another job's, the last device-validated job before it), so
+    // nothing after a refused stream is written.
     const statusIndex = p.job.device ? this.checked.length : Math.max(0, this.checked.length - 1);
     if (p.job.device) {
       this.checked.push(p.job);

@@ -1,9 +1,11 @@
 /**
- * Host side of the WebGPU decoder. A call validates each stream once on the host (nothing reaches
- * the GPU before the validator accepted it), plans its windows (job.ts), writes every input of the
- * call (parameters, containers, leaf tables) into one mapped staging buffer, and submits one
- * command buffer: the copy to the device, the prep kernels that build the lookup tables from the
- * leaf table, and the decode. Device buffers and staging are pooled per decoder (pool.ts).
+ * Host side of the WebGPU decoder. A call validates each stream once: split between the host
+ * (records.ts) and a kernel in the call's own submission (leaves-shader.ts), whose verdict gates
+ * the decode, or wholly on the host before anything is uploaded (`validation: "host"`). It plans
+ * the windows (job.ts), writes every input of the call (parameters, containers, leaf tables or
+ * record counts) into one mapped staging buffer, and submits one command buffer: the copy to the
+ * device, the validation and prep kernels, and the decode. Device buffers and staging are pooled
+ * per decoder (pool.ts).
  */
 import { Sgfp4Error, checkShape, parse, type Limits, type Profile, type Shape } from "@sgfp4/format";
 import { OUTPUT_FORMATS, type DecodedArray, type OutputFormat } from "@sgfp4/format";
@@ -56,13 +58,14 @@ export interface WebGpuDecoderOptions {
   /** Host validation returning the leaf table (default: `wasmValidator`, @sgfp4/cpu-decoder's; `parseValidator` is the reference). */
   validator?: StreamValidator;
   /**
-   * Where `decodeToBuffer` and `decode` validate a v2 stream. "device" (the default unless a
-   * `validator` is given): the host checks the records (work per record, records.ts) and the GPU
-   * checks the leaves and builds the leaf table (leaves-shader.ts) in the same submission as the
-   * decode, which writes nothing unless both accepted; the call resolves after reading back the
-   * verdict. "host": `validator` checks everything before anything is uploaded. v1 streams,
-   * `prepare`, `decodeMany`, and streams whose container or leaf table exceed one storage
-   * binding are always validated on the host. The verdict and the error are the same either way.
+   * Where `decodeToBuffer`, `decode` and `decodeMany` validate. "device" (the default unless a
+   * `validator` is given): v2, the host checks the records (work per record, records.ts) and the
+   * GPU checks the leaves and builds the leaf table (leaves-shader.ts); v1, the host checks the
+   * header and offset words and builds the table, the GPU checks the T158 halves. Both in the
+   * decode's submission, which writes nothing unless both halves accepted; the call resolves after
+   * reading back the verdict. "host": `validator` checks everything before anything is uploaded,
+   * as it always does for `prepare` and for streams whose container or leaf table exceed one
+   * storage binding. The verdict and the error are the same either way.
    */
   validation?: "device" | "host";
   /**
@@ -211,10 +214,7 @@ export class WebGpuDecoder {
     return planJob(name, bytes, stream, opts.format ?? "f32", this.limits);
   }
 
-  /**
-   * A one-tensor call's job: validated on the device where it can be (a v2 stream within one
-   * binding; records checked here, leaves on the GPU), else on the host as `plan` does.
-   */
+  /** A one-tensor call's job: validated on the device where it can be, else on the host as `plan` does. */
   private planCall(bytes: Uint8Array, opts: DecodeOptions): Job {
     return this.planOnDevice("", bytes, opts) ?? this.plan("", bytes, opts);
   }
@@ -302,10 +302,11 @@ export class WebGpuDecoder {
   }
 
   /**
-   * Decode many tensors (a model) onto the device. v2 streams are validated on the device (see
-   * `validation`), others in order on the host, each just before its upload (with a
-   * `validatorPool`, several ahead on other threads), and the GPU uploads and decodes tensor k
-   * while the host prepares tensor k + 1; small tensors share a submission. Outputs: one new buffer per tensor, or with `arena` sub-ranges (256-byte aligned,
+   * Decode many tensors (a model) onto the device. Streams are validated on the device (see
+   * `validation`), or else in order on the host, each just before its upload (with a
+   * `validatorPool`, several ahead on other threads); the GPU uploads and decodes tensor k while
+   * the host prepares tensor k + 1; small tensors share a submission. Outputs: one new buffer
+   * per tensor, or with `arena` sub-ranges (256-byte aligned,
    * in order) of one new buffer, or of the caller's buffer (usage STORAGE) when `arena` is one.
    *
    * A rejected stream throws its code with a message naming the tensor (the first rejected one in
