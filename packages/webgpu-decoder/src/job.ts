@@ -124,9 +124,7 @@ export function planDeviceV1Job(name: string, bytes: Uint8Array, shape: Shape, l
   let check: Range | undefined;
   return layOut(name, bytes, shape, leafTable.length / LEAF_WORDS, format, limits, false, {
     windowLeaves: (w) => windowLeaves(leafTable, w),
-    compactSize: () => {
-      throw new Error("a device-validated job is never compacted");
-    },
+    compactSize: neverCompacted,
     shared: (take) => {
       const pieces = { payload: take(bytes.length), leaves: take(leafTable.byteLength) };
       check = take(4 * CHECK_PARAM_WORDS);
@@ -148,9 +146,7 @@ export function planDeviceJob(name: string, bytes: Uint8Array, counts: RecordCou
   let pieces: { firstLeaf: Range; check: Range } | undefined;
   return layOut(name, bytes, counts.shape, leafCount, format, limits, false, {
     windowLeaves: (w) => ({ l0: blockFirst[w.firstBlock]!, l1: blockFirst[w.firstBlock + w.blockCount]! }),
-    compactSize: () => {
-      throw new Error("a device-validated job is never compacted");
-    },
+    compactSize: neverCompacted,
     shared: (take) => {
       const payload = take(bytes.length);
       pieces = { firstLeaf: take(4 * blockFirst.length), check: take(4 * CHECK_PARAM_WORDS) };
@@ -160,6 +156,10 @@ export function planDeviceJob(name: string, bytes: Uint8Array, counts: RecordCou
     finish: (job) => ({ ...job, firstLeafBytes: 0, device: { kind: "v2", blockFirst, ...pieces! } }),
   });
 }
+
+const neverCompacted = (): never => {
+  throw new Error("a device-validated job is never compacted");
+};
 
 interface LeafSource {
   windowLeaves(w: OutputWindow): { l0: number; l1: number };
@@ -229,7 +229,7 @@ export function writeJob(job: Job, region: Uint8Array, limits: Pick<JobLimits, "
     written.add(w.payload.offset);
     const d = job.device;
     if (d) {
-      const blocks = job.windows.reduce((n, x) => Math.max(n, x.firstBlock + x.blockCount), 0);
+      const blocks = tiling(job.shape).blockCount;
       words.set([blocks, Math.min(blocks, limits.maxWorkgroupsPerDimension), job.bytes.length, statusIndex], d.check.offset / 4);
     }
     if (d?.kind === "v2") {

@@ -111,7 +111,7 @@ export class Kernels {
     const firstLeaf = this.firstLeaf(job, t);
     for (const w of job.windows) {
       const { params, leaves } = this.inputs(w, t);
-      if (!job.device) this.dispatch(pass, first, this.group(first, [params, leaves, firstLeaf]), Math.ceil((w.l1 - w.l0) / 256));
+      if (job.device?.kind !== "v2") this.dispatch(pass, first, this.group(first, [params, leaves, firstLeaf]), Math.ceil((w.l1 - w.l0) / 256));
       this.dispatch(pass, cells, this.group(cells, [params, leaves, firstLeaf, this.cellSlice(w, t)]), w.blockCount);
     }
   }
