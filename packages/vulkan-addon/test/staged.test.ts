@@ -38,6 +38,7 @@ describe("staged decodes: one stage per macroblock row gives the bits of constru
   for (const profile of ["v1", "v2"] as const) {
     it(`${profile}: decode, decodeInto, decodeAsync, decodeIntoAsync, f16 and bf16`, async () => {
       process.env.SGFP4_VULKAN_STAGE_BYTES = "1"; // each stage is one macroblock row
+      process.env.SGFP4_VULKAN_DIRECT = "0"; // decode and decodeAsync staged too (direct is their default)
       const built = generateValid(new Rng(profile === "v1" ? 901 : 902), { profile, shape: SHAPE });
       const opts = { profile, shape: SHAPE };
       expect(firstBitDifference(decode(built.bytes, opts), built.expected)).toBe(-1);
@@ -59,16 +60,20 @@ describe("staged decodes: one stage per macroblock row gives the bits of constru
   }
 
   for (const profile of ["v1", "v2"] as const) {
-    it(`${profile}, SGFP4_VULKAN_DIRECT=1 (inputs and output in host-visible memory, one dispatch): decode and decodeAsync`, async () => {
-      process.env.SGFP4_VULKAN_DIRECT = "1";
+    it(`${profile}, direct (the default hand-over: inputs and output in host-visible memory, one dispatch): decode, decodeAsync, f16 and bf16`, async () => {
       const built = generateValid(new Rng(profile === "v1" ? 903 : 904), { profile, shape: SHAPE });
       const opts = { profile, shape: SHAPE };
       expect(firstBitDifference(decode(built.bytes, opts), built.expected)).toBe(-1);
       expect(firstBitDifference(await decodeAsync(built.bytes, opts), built.expected)).toBe(-1);
+      for (const [format, to] of [["f16", toF16], ["bf16", toBf16]] as const) {
+        const want = convertAll(built.expected, to);
+        expect(Buffer.compare(Buffer.from((decode(built.bytes, { ...opts, format }) as Uint16Array).buffer), Buffer.from(want.buffer))).toBe(0);
+      }
     });
   }
 
   it("a stage size over the whole output (one stage) and the default give the same bits", () => {
+    process.env.SGFP4_VULKAN_DIRECT = "0";
     const built = generateValid(new Rng(903), { profile: "v2", shape: SHAPE });
     const a = decode(built.bytes, { profile: "v2", shape: SHAPE });
     process.env.SGFP4_VULKAN_STAGE_BYTES = String(1 << 30);

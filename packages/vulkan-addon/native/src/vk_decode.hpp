@@ -63,9 +63,9 @@ HostResult hostResult(Lease&& readback, uint64_t bytes);
 // buffer holding the whole output is returned (the caller hands it over or copies it).
 Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, void* out);
 // The whole output of `c` in pooled host-visible readback memory, to hand over (discrete GPUs):
-// decodeStaged, or with SGFP4_VULKAN_DIRECT=1 (a measurement switch) the kernel reading its
-// inputs from host-visible memory and writing the output straight into the readback memory
-// (decodeDirect: one dispatch, no device copies) where the plan is one dispatch.
+// the kernel reading its inputs from host-visible memory and writing the output straight into the
+// readback memory (decodeDirect: one dispatch, no device copies) where the plan is one dispatch,
+// else (or with SGFP4_VULKAN_DIRECT=0) decodeStaged.
 Lease decodeToReadback(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format);
 Lease decodeDirect(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format);
 
