@@ -6,7 +6,7 @@
 import { MACROBLOCK, V1_PAYLOAD_BYTES, halfToFloat, packCodes, writeV2Record, type Shape } from "@sgfp4/format";
 import { FitWorkspace, fitLeaf, type FitOptions } from "./fit.js";
 import { MacroblockFitter, NODES_PER_BLOCK, blockFromLeaves, decideByThreshold, decideRd, leavesOfNode, leavesOfRd, type BlockOut, type QuadtreeOptions } from "./quadtree.js";
-import { NODE_STATS, RdSolver, macroblockStats, t158SseGap, writeNodeStats, type Distortion } from "./rd.js";
+import { NODE_STATS, RdSolver, macroblockStats, t158SseGap, writeNodeStats, type Distortion, type RootFloor } from "./rd.js";
 
 export interface BlockJob {
   profile: "v1" | "v2";
@@ -163,7 +163,10 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
           const given = job.rd.stats;
           const fill = (y: number, x: number, size: number, k: number): void => writeNodeStats(fitter.at(y, x, size), size, norm, job.distortion, blockStats, k);
           if (!given) blockStats.fill(Number.NaN);
-          const choice = given ? solver.solve(given, local * NODE_STATS * NODES_PER_BLOCK, job.rd.lambda) : solver.solve(blockStats, 0, job.rd.lambda, fill);
+          const rootFloor = (out: RootFloor): void => rootFloorOf(fitter, norm, out);
+          const choice = given
+            ? solver.solve(given, local * NODE_STATS * NODES_PER_BLOCK, job.rd.lambda)
+            : solver.solve(blockStats, 0, job.rd.lambda, fill, lazyRd && job.distortion === "mse" ? rootFloor : undefined);
           out = blockFromLeaves(leavesOfRd(fitter, choice, true));
         } else if (job.rd && job.rd.stats) {
           out = blockFromLeaves(leavesOfRd(fitter, decideRd(job.rd.stats, local * 3 * NODES_PER_BLOCK, job.rd.lambda)));
@@ -243,6 +246,31 @@ export function reconstructBlock(block: BlockOut, by: number, bx: number, shape:
       for (let j = 0; j < width; j++) out[o + j] = values[codes[k + j]! + 8]!;
     }
   }
+}
+
+/**
+ * Share of the four 32x32 fits' squared error that the root's FP4 fit is taken to have at least
+ * (a 64x64 leaf's scale and bias, restricted to one quarter, are one candidate of that quarter's
+ * fit; the fits are searches, not proofs, so this is an estimate: bench/quality.mjs measures
+ * what it costs).
+ */
+const ROOT_FP4_FLOOR = 1;
+
+/**
+ * Floors of the root leaf's distortion (rd policy, squared error) from its quarters' fits: FP4
+ * ROOT_FP4_FLOOR times their summed error, T158 the sum of their t158Floor (a proof: any 64x64
+ * T158 leaf is a T158 leaf of each quarter), 0 where a quarter has none.
+ */
+export function rootFloorOf(fitter: MacroblockFitter, norm: number, out: RootFloor): void {
+  let fp4 = 0;
+  let t158 = 0;
+  for (let q = 0; q < 4; q++) {
+    const f = fitter.at(q & 2 ? 32 : 0, q & 1 ? 32 : 0, 32);
+    fp4 += f.fp4.sse;
+    t158 += f.t158Floor ?? 0;
+  }
+  out.fp4 = (ROOT_FP4_FLOOR * fp4) / norm;
+  out.t158 = t158 / norm;
 }
 
 /** Rate-distortion errors are relative to the tensor's power, so one lambda serves every tensor of a model. */

@@ -53,6 +53,12 @@ export function t158SseGap(size: number, lambda: number, normalizer: number): nu
   return normalizer * lambda * 8 * (leafBytes(size, MODE_FP4) - leafBytes(size, MODE_T158));
 }
 
+/** Lower bounds on the root leaf's distortion (the stats' units times the area) in each mode. */
+export interface RootFloor {
+  fp4: number;
+  t158: number;
+}
+
 const NONE = 0;
 const LEAF_FP4 = 1;
 const LEAF_T158 = 2;
@@ -78,9 +84,15 @@ export class RdSolver {
   private at = 0;
   private scale = 0;
   private fill: ((y: number, x: number, size: number, k: number) => void) | undefined;
+  private readonly rootFloor: RootFloor = { fp4: 0, t158: 0 };
 
-  /** The choice minimising distortion + lambda * 8 * bytes for the block whose node stats start at `at`. */
-  solve(stats: Float64Array, at: number, lambda: number, fill?: (y: number, x: number, size: number, k: number) => void): RdChoice {
+  /**
+   * The choice minimising distortion + lambda * 8 * bytes for the block whose node stats start at `at`.
+   * rootFloor (with fill): called after the four 32x32 nodes are decided, it returns at most
+   * the distortion of the root as one leaf in each mode (see RootFloor); where even those
+   * floors lose to the best split, the root is never fitted.
+   */
+  solve(stats: Float64Array, at: number, lambda: number, fill?: (y: number, x: number, size: number, k: number) => void, rootFloor?: (out: RootFloor) => void): RdChoice {
     this.stats = stats;
     this.at = at;
     this.scale = lambda * 8;
@@ -88,10 +100,9 @@ export class RdSolver {
     for (let r = 0; r < 4; r++) this.kind[r] = NONE; // the root's table holds its split options only
     const half = MACROBLOCK / 2;
     this.combine(0, [this.node(0, 0, half), this.node(0, half, half), this.node(half, 0, half), this.node(half, half, half)]);
-    // the root as one leaf (its own header) against the split's best residue with its header
-    const rootLeaf = this.leafOption(0, 0, MACROBLOCK);
+    // the split's best residue with its header (the first of least cost) ...
     let bestR = -1;
-    let best = rootLeaf.cost + this.scale * SINGLE_LEAF_HEADER;
+    let best = Infinity;
     for (let r = 0; r < 4; r++) {
       if (this.kind[r] === NONE) continue;
       const c = this.cost[r]! + this.scale * headerBytes(r);
@@ -100,8 +111,19 @@ export class RdSolver {
         bestR = r;
       }
     }
+    // ... against the root as one leaf (its own header), which wins ties
+    let rootLeaf: { cost: number; dist: number; bytes: number; mode: Mode } | undefined;
+    const floor = this.rootFloor;
+    if (rootFloor) rootFloor(floor);
+    const floorCost = rootFloor
+      ? Math.min(floor.fp4 + this.scale * leafBytes(MACROBLOCK, MODE_FP4), floor.t158 + this.scale * leafBytes(MACROBLOCK, MODE_T158)) + this.scale * SINGLE_LEAF_HEADER
+      : -Infinity;
+    if (!(floorCost > best)) {
+      rootLeaf = this.leafOption(0, 0, MACROBLOCK);
+      if (!(best < rootLeaf.cost + this.scale * SINGLE_LEAF_HEADER)) bestR = -1;
+    }
     const leaves: RdChoice["leaves"] = [];
-    if (bestR < 0) {
+    if (bestR < 0 && rootLeaf) {
       leaves.push({ y: 0, x: 0, size: MACROBLOCK, mode: rootLeaf.mode });
       return { leaves, recordBytes: rootLeaf.bytes + SINGLE_LEAF_HEADER, distortion: rootLeaf.dist };
     }

@@ -83,6 +83,63 @@ describe("finishLeaf (a chosen leaf's stored-value polish, policy rd)", () => {
     expect(lowered).toBeGreaterThan(total / 10);
   });
 
+  it("is the sequential neighbour walk: each pair measured in turn against the best so far (a reference written out here)", () => {
+    const ws = new FitWorkspace();
+    // the walk as polishStored describes it, one full pass per pair, from the stored values
+    const reference = (v: Float64Array, f: Fitted): { scaleBits: number; biasBits: number; sse: number } => {
+      const errOf = (sb: number, bb: number): number => {
+        const S = halfToFloat(sb);
+        const B = halfToFloat(bb);
+        let e = 0;
+        for (const w of v) {
+          const q = Math.min(7, Math.max(-8, Math.round((w - B) / S)));
+          const d = w - Math.fround(S * q + B);
+          e += d * d;
+        }
+        return e;
+      };
+      let best = { scaleBits: f.scaleBits, biasBits: f.biasBits, sse: f.sse };
+      const seen = new Set([`${f.scaleBits},${f.biasBits}`]);
+      for (let round = 0; round < 3; round++) {
+        const { scaleBits: s0, biasBits: b0 } = best;
+        let moved = false;
+        for (const ds of [-1, 0, 1]) {
+          const sb = ds === 0 ? s0 : stepHalf(s0, ds);
+          if (sb <= 0 || sb & 0x8000) continue;
+          for (const db of [-1, 0, 1]) {
+            if (ds === 0 && db === 0) continue;
+            const bb = db === 0 ? b0 : stepHalf(b0, db * 16);
+            if (bb < 0 || seen.has(`${sb},${bb}`)) continue;
+            seen.add(`${sb},${bb}`);
+            const e = errOf(sb, bb);
+            if (e < best.sse) {
+              best = { scaleBits: sb, biasBits: bb, sse: e };
+              moved = true;
+            }
+          }
+        }
+        if (!moved) break;
+      }
+      return best;
+    };
+    let moved = 0;
+    for (const size of [4, 8, 16]) {
+      for (const { v, sv } of leaves(size)) {
+        const fp4 = fitLeafCandidates(v, size, o, sv, ws).fp4 as Fitted;
+        // from the fit and from a start two scale steps off (more rounds)
+        const starts = [fp4, assignAndMeasure(ws, v, size * size, MODE_FP4, fp4.scaleBits + 2, fp4.biasBits, new Int8Array(size * size))];
+        for (const start of starts) {
+          const want = reference(v, start);
+          const got = polishStored(ws, v, size * size, { ...start, codes: start.codes.slice() }, true);
+          expect([got.scaleBits, got.biasBits]).toEqual([want.scaleBits, want.biasBits]);
+          expect(got.sse).toBeCloseTo(want.sse, 12);
+          if (got.scaleBits !== start.scaleBits || got.biasBits !== start.biasBits) moved++;
+        }
+      }
+    }
+    expect(moved).toBeGreaterThan(50);
+  });
+
   it("walks back a scale moved off by two FP16 steps", () => {
     const ws = new FitWorkspace();
     let better = 0;

@@ -1,9 +1,9 @@
 import { MODE_FP4, MODE_T158, align16, payloadBytes, writeV2Record, type Mode } from "@sgfp4/format";
 import { describe, expect, it } from "vitest";
-import { extractBlock } from "../src/blocks.js";
+import { extractBlock, rootFloorOf } from "../src/blocks.js";
 import { DEFAULT_FIT_OPTIONS, FitWorkspace } from "../src/fit.js";
 import { MacroblockFitter, NODES_PER_BLOCK, blockFromLeaves, decideRd, leavesOfRd, nodeId, type RdChoice } from "../src/quadtree.js";
-import { NODE_STATS, RdSolver, macroblockStats } from "../src/rd.js";
+import { NODE_STATS, RdSolver, macroblockStats, t158SseGap, writeNodeStats } from "../src/rd.js";
 import { synthetic } from "../src/random.js";
 import { encodeTensor } from "../src/tensor.js";
 
@@ -82,6 +82,61 @@ describe("rd decisions (policy rd)", () => {
         if (lambda === 1e-2) expect(fitted).toBeLessThan(NODES_PER_BLOCK); // the 4x4 level was not needed
       }
     }
+  });
+  it("the root's floor (its quarters' fits) skips the 64x64 fit where it loses, and changes no choice", () => {
+    const o = { ...DEFAULT_FIT_OPTIONS, v2: true, search: "joint" as const };
+    const block = new Float64Array(4096);
+    const solver = new RdSolver();
+    let rootSkipped = 0;
+    let rootChosen = 0;
+    let rootFp4 = 0;
+    let t158Floors = 0;
+    for (const family of ["gaussian", "student-t", "sparse", "low-rank", "row-scale"] as const) {
+      const data = synthetic(family, 128, 128, 4);
+      // smooth data too (a ramp): where the 64x64 leaf wins, the floor must leave it to be fitted
+      const ramp = Float32Array.from({ length: 128 * 128 }, (_, i) => 0.01 * (i % 128) + 0.001 * Math.floor(i / 128));
+      for (const input of [data, ramp]) {
+        for (const lambda of [1e-4, 0.006, 0.02, 0.05, 1]) {
+          for (const [by, bx] of [[0, 0], [1, 1]] as const) {
+            extractBlock(input, 128, 128, by * 64, bx, block);
+            const choose = (withFloor: boolean): { choice: RdChoice; rootFitted: boolean } => {
+              const f = new MacroblockFitter(block, o, new FitWorkspace(), false, true, (size) => t158SseGap(size, lambda, 1));
+              const stats = new Float64Array(NODE_STATS * NODES_PER_BLOCK).fill(Number.NaN);
+              let rootFitted = false;
+              const choice = solver.solve(
+                stats,
+                0,
+                lambda,
+                (y, x, size, k) => {
+                  if (size === 64) rootFitted = true;
+                  const node = f.at(y, x, size);
+                  // the T158 floor is at most the error of the T158 fit
+                  if (node.t158.codes.length > 0) {
+                    expect(node.t158Floor!).toBeLessThanOrEqual(node.t158.sse);
+                    t158Floors++;
+                  }
+                  writeNodeStats(node, size, 1, "mse", stats, k);
+                },
+                withFloor ? (out) => rootFloorOf(f, 1, out) : undefined,
+              );
+              return { choice, rootFitted };
+            };
+            const plain = choose(false);
+            const floored = choose(true);
+            expect(floored.choice, `${family} lambda ${lambda}`).toEqual(plain.choice);
+            expect(plain.rootFitted).toBe(true);
+            if (!floored.rootFitted) rootSkipped++;
+            if (plain.choice.leaves.length === 1) rootChosen++;
+            if (plain.choice.leaves.length === 1 && plain.choice.leaves[0]!.mode === MODE_FP4 && plain.choice.distortion > 0) rootFp4++;
+          }
+        }
+      }
+    }
+    // both branches ran: the root skipped somewhere, and chosen (so fitted) somewhere
+    expect(rootSkipped).toBeGreaterThan(10);
+    expect(rootChosen).toBeGreaterThan(rootFp4);
+    expect(rootFp4).toBeGreaterThan(0); // an FP4 root with an error: its floor from the quarters' errors was tested
+    expect(t158Floors).toBeGreaterThan(0);
   });
   it("bpw settings lie on a convex rate-distortion curve (none below the hull of the others), and the target is met from below", async () => {
     const data = synthetic("student-t", 128, 128, 3);

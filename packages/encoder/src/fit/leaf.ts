@@ -91,11 +91,14 @@ export function fitLeafCandidates(v: Float64Array, size: number, o: FitOptions, 
   leafSpread(ws, v, n, sv);
   const fp4 = jointCandidate(ws, v, n, MODE_FP4, o.v2, o.maxRefitIterations, sv);
   // t158Gap: T158 is needed only if its squared error can be below fp4.sse + t158Gap
-  if (t158Gap < Infinity && t158SseLowerBound(ws.t158Bound, fp4.codes, n, fp4.scaleBits, fp4.biasBits, fp4.sse) >= fp4.sse + t158Gap) {
-    return { fp4, t158: T158_NOT_FITTED, t158Allowed: false, chosen: fp4, errorHint: false };
+  if (t158Gap === Infinity) {
+    const t158 = jointCandidate(ws, v, n, MODE_T158, o.v2, o.maxRefitIterations, sv);
+    return { fp4, t158, t158Allowed: t158Allowed(o, t158), chosen: fp4, errorHint: false };
   }
+  const t158Floor = t158SseLowerBound(ws.t158Bound, fp4.codes, n, fp4.scaleBits, fp4.biasBits, fp4.sse);
+  if (t158Floor >= fp4.sse + t158Gap) return { fp4, t158: T158_NOT_FITTED, t158Allowed: false, chosen: fp4, errorHint: false, t158Floor };
   const t158 = jointCandidate(ws, v, n, MODE_T158, o.v2, o.maxRefitIterations, sv);
-  return { fp4, t158, t158Allowed: t158Allowed(o, t158), chosen: fp4, errorHint: false };
+  return { fp4, t158, t158Allowed: t158Allowed(o, t158), chosen: fp4, errorHint: false, t158Floor };
 }
 
 const t158Allowed = (o: FitOptions, t158: Candidate): boolean => t158.maxAbsError <= o.outlierGuard * halfBitsValue(t158.scaleBits);

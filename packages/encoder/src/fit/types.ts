@@ -52,6 +52,11 @@ export interface LeafFit {
   chosen: Candidate;
   /** v1 ERROR_HINT: the Laplacian (pyramid) comparison decided the mode */
   errorHint: boolean;
+  /**
+   * fitLeafCandidates with a finite t158Gap: t158SseLowerBound of the FP4 fit, at most the
+   * squared error of any T158 leaf of these weights, whatever its scale and bias
+   */
+  t158Floor?: number;
 }
 
 /** Stored (FP16) parameters of a leaf. */

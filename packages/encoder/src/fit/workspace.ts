@@ -74,6 +74,11 @@ export class FitWorkspace {
   readonly fp4Decoded = new Float64Array(16);
   /** polishStored's measured (scale, bias) pairs: its start and at most 8 per round */
   readonly polishSeen = new Int32Array(32);
+  /** polishStored's pairs of a round (scale bits, bias bits), their errors, and four pairs' decoded values */
+  readonly polishScale = new Int32Array(8);
+  readonly polishBias = new Int32Array(8);
+  readonly polishError = new Float64Array(8);
+  readonly polishDecoded = new Float64Array(64);
   /**
    * Sum of |w - Bias| from the last FP4 plain search: T158's plain bias is the same FP16 value,
    * so this is the sum its plain fit would compute (same terms, same order).
@@ -85,6 +90,8 @@ export class FitWorkspace {
   readonly jointScale = new Float64Array(16);
   readonly jointBias = new Float64Array(16);
   jointStarts = 0;
+  /** per start: sum q, sum q^2, sum q w of its nearest codes on the ranked weights */
+  readonly jointSums = new Float64Array(48);
   /** scratch of t158SseLowerBound */
   readonly t158Bound = new T158BoundScratch();
   /** the stored least-squares solution of the last start ranked */
