@@ -6,7 +6,7 @@
 import { MACROBLOCK, V1_PAYLOAD_BYTES, halfToFloat, packCodes, writeV2Record, type Shape } from "@sgfp4/format";
 import { FitWorkspace, fitLeaf, type FitOptions } from "./fit.js";
 import { MacroblockFitter, NODES_PER_BLOCK, blockFromLeaves, decideByThreshold, decideRd, leavesOfNode, leavesOfRd, type BlockOut, type QuadtreeOptions } from "./quadtree.js";
-import { NODE_STATS, RdSolver, macroblockStats, t158SseGap, writeNodeStats, type Distortion, type RootFloor } from "./rd.js";
+import { NODE_STATS, RdSolver, macroblockStats, t158SseGap, writeNodeStats, type Distortion, type LeafFloor } from "./rd.js";
 
 export interface BlockJob {
   profile: "v1" | "v2";
@@ -163,10 +163,10 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
           const given = job.rd.stats;
           const fill = (y: number, x: number, size: number, k: number): void => writeNodeStats(fitter.at(y, x, size), size, norm, job.distortion, blockStats, k);
           if (!given) blockStats.fill(Number.NaN);
-          const rootFloor = (out: RootFloor): void => rootFloorOf(fitter, norm, out);
+          const floorOf = (y: number, x: number, size: number, out: LeafFloor): void => leafFloorOf(fitter, y, x, size, norm, out);
           const choice = given
             ? solver.solve(given, local * NODE_STATS * NODES_PER_BLOCK, job.rd.lambda)
-            : solver.solve(blockStats, 0, job.rd.lambda, fill, lazyRd && job.distortion === "mse" ? rootFloor : undefined);
+            : solver.solve(blockStats, 0, job.rd.lambda, fill, lazyRd && job.distortion === "mse" ? floorOf : undefined);
           out = blockFromLeaves(leavesOfRd(fitter, choice, true));
         } else if (job.rd && job.rd.stats) {
           out = blockFromLeaves(leavesOfRd(fitter, decideRd(job.rd.stats, local * 3 * NODES_PER_BLOCK, job.rd.lambda)));
@@ -249,28 +249,44 @@ export function reconstructBlock(block: BlockOut, by: number, bx: number, shape:
 }
 
 /**
- * Share of the four 32x32 fits' squared error that the root's FP4 fit is taken to have at least
- * (a 64x64 leaf's scale and bias, restricted to one quarter, are one candidate of that quarter's
- * fit; the fits are searches, not proofs, so this is an estimate: bench/quality.mjs measures
- * what it costs).
+ * Share of its four quarters' fitted squared error that a node's FP4 fit is taken to have at
+ * least (the node's scale and bias, restricted to one quarter, are one candidate of that
+ * quarter's fit; the fits are searches, not proofs, so this is an estimate: bench/quality.mjs
+ * and bench/wide-digest.mjs measure what it changes).
  */
-const ROOT_FP4_FLOOR = 1;
+const FP4_FLOOR_SHARE = 0.95;
 
 /**
- * Floors of the root leaf's distortion (rd policy, squared error) from its quarters' fits: FP4
- * ROOT_FP4_FLOOR times their summed error, T158 the sum of their t158Floor (a proof: any 64x64
- * T158 leaf is a T158 leaf of each quarter), 0 where a quarter has none.
+ * Floors of a node leaf's distortion (rd policy, squared error) from its quarters' fits: FP4
+ * FP4_FLOOR_SHARE times their summed error, T158 the sum of their t158Floor (a proof: any T158
+ * leaf of the node is a T158 leaf of each quarter), 0 where a quarter has none.
  */
-export function rootFloorOf(fitter: MacroblockFitter, norm: number, out: RootFloor): void {
+export function leafFloorOf(fitter: MacroblockFitter, y: number, x: number, size: number, norm: number, out: LeafFloor): void {
+  quarterSums(fitter, y, x, size, out);
+  out.fp4 = (FP4_FLOOR_SHARE * out.fp4) / norm;
+  out.t158 = out.t158 / norm;
+}
+
+/** The quarters' summed FP4 error and T158 floors into out; a quarter never fitted (its own floor proved it loses) adds its quarters' sums. */
+function quarterSums(fitter: MacroblockFitter, y: number, x: number, size: number, out: LeafFloor): void {
+  const h = size / 2;
   let fp4 = 0;
   let t158 = 0;
   for (let q = 0; q < 4; q++) {
-    const f = fitter.at(q & 2 ? 32 : 0, q & 1 ? 32 : 0, 32);
-    fp4 += f.fp4.sse;
-    t158 += f.t158Floor ?? 0;
+    const qy = y + (q & 2 ? h : 0);
+    const qx = x + (q & 1 ? h : 0);
+    const f = fitter.fitted(qy, qx, h);
+    if (f) {
+      fp4 += f.fp4.sse;
+      t158 += f.t158Floor ?? 0;
+    } else {
+      quarterSums(fitter, qy, qx, h, out);
+      fp4 += out.fp4;
+      t158 += out.t158;
+    }
   }
-  out.fp4 = (ROOT_FP4_FLOOR * fp4) / norm;
-  out.t158 = t158 / norm;
+  out.fp4 = fp4;
+  out.t158 = t158;
 }
 
 /** Rate-distortion errors are relative to the tensor's power, so one lambda serves every tensor of a model. */

@@ -113,6 +113,11 @@ export class MacroblockFitter {
     return v;
   }
 
+  /** The node's fit if it has been fitted (nothing is fitted here). */
+  fitted(y: number, x: number, size: number): LeafFit | undefined {
+    return this.cache.get(nodeId(y, x, size));
+  }
+
   at(y: number, x: number, size: number): LeafFit & { power: number } {
     return this.fitOrBound(y, x, size) as LeafFit & { power: number };
   }

@@ -53,11 +53,14 @@ export function t158SseGap(size: number, lambda: number, normalizer: number): nu
   return normalizer * lambda * 8 * (leafBytes(size, MODE_FP4) - leafBytes(size, MODE_T158));
 }
 
-/** Lower bounds on the root leaf's distortion (the stats' units times the area) in each mode. */
-export interface RootFloor {
+/** Lower bounds on a node leaf's distortion (the stats' units times the area) in each mode. */
+export interface LeafFloor {
   fp4: number;
   t158: number;
 }
+
+/** Nodes of this size and up (below the root) are decided children first when a floor is given (RdSolver.solve). */
+const FLOORED_SIZE = 32;
 
 const NONE = 0;
 const LEAF_FP4 = 1;
@@ -84,19 +87,22 @@ export class RdSolver {
   private at = 0;
   private scale = 0;
   private fill: ((y: number, x: number, size: number, k: number) => void) | undefined;
-  private readonly rootFloor: RootFloor = { fp4: 0, t158: 0 };
+  private readonly floor: LeafFloor = { fp4: 0, t158: 0 };
+  private floorOf: ((y: number, x: number, size: number, out: LeafFloor) => void) | undefined;
 
   /**
    * The choice minimising distortion + lambda * 8 * bytes for the block whose node stats start at `at`.
-   * rootFloor (with fill): called after the four 32x32 nodes are decided, it returns at most
-   * the distortion of the root as one leaf in each mode (see RootFloor); where even those
-   * floors lose to the best split, the root is never fitted.
+   * floorOf (with fill): asked for a node of FLOORED_SIZE or more once its four children are
+   * decided, it returns at most the distortion of the node as one leaf in each mode (LeafFloor);
+   * where even those floors lose to the node's best split by more than any padding can give
+   * back, the node is never fitted. Its children are then decided first.
    */
-  solve(stats: Float64Array, at: number, lambda: number, fill?: (y: number, x: number, size: number, k: number) => void, rootFloor?: (out: RootFloor) => void): RdChoice {
+  solve(stats: Float64Array, at: number, lambda: number, fill?: (y: number, x: number, size: number, k: number) => void, floorOf?: (y: number, x: number, size: number, out: LeafFloor) => void): RdChoice {
     this.stats = stats;
     this.at = at;
     this.scale = lambda * 8;
     this.fill = fill;
+    this.floorOf = floorOf;
     for (let r = 0; r < 4; r++) this.kind[r] = NONE; // the root's table holds its split options only
     const half = MACROBLOCK / 2;
     this.combine(0, [this.node(0, 0, half), this.node(0, half, half), this.node(half, 0, half), this.node(half, half, half)]);
@@ -113,12 +119,7 @@ export class RdSolver {
     }
     // ... against the root as one leaf (its own header), which wins ties
     let rootLeaf: { cost: number; dist: number; bytes: number; mode: Mode } | undefined;
-    const floor = this.rootFloor;
-    if (rootFloor) rootFloor(floor);
-    const floorCost = rootFloor
-      ? Math.min(floor.fp4 + this.scale * leafBytes(MACROBLOCK, MODE_FP4), floor.t158 + this.scale * leafBytes(MACROBLOCK, MODE_T158)) + this.scale * SINGLE_LEAF_HEADER
-      : -Infinity;
-    if (!(floorCost > best)) {
+    if (!(this.floorCost(0, 0, MACROBLOCK) + this.scale * SINGLE_LEAF_HEADER > best)) {
       rootLeaf = this.leafOption(0, 0, MACROBLOCK);
       if (!(best < rootLeaf.cost + this.scale * SINGLE_LEAF_HEADER)) bestR = -1;
     }
@@ -171,11 +172,20 @@ export class RdSolver {
     return o;
   }
 
+  /** At most the node's cost as one leaf (no floor: -Infinity). */
+  private floorCost(y: number, x: number, size: number): number {
+    if (!this.floorOf) return -Infinity;
+    const f = this.floor;
+    this.floorOf(y, x, size, f);
+    return Math.min(f.fp4 + this.scale * leafBytes(size, MODE_FP4), f.t158 + this.scale * leafBytes(size, MODE_T158));
+  }
+
   /** Fills the node's residue table (leaf and split options); returns its id. */
   private node(y: number, x: number, size: number): number {
     const id = nodeId(y, x, size);
     const base = 4 * id;
     for (let r = 0; r < 4; r++) this.kind[base + r] = NONE;
+    if (this.floorOf && size >= FLOORED_SIZE) return this.childrenFirst(y, x, size, id);
     const leaf = this.leafOption(y, x, size);
     const leafCost = leaf.cost;
     this.cost[base + 1] = leafCost;
@@ -191,6 +201,31 @@ export class RdSolver {
     if (leafCost < splitFloor) return id;
     const kids = [this.node(y, x, h), this.node(y, x + h, h), this.node(y + h, x, h), this.node(y + h, x + h, h)] as const;
     this.combine(id, kids);
+    return id;
+  }
+
+  /**
+   * node() with the children decided first: the node's leaf is fitted only if its floor leaves
+   * it a chance against the split (the table is then the one node() fills the other way round).
+   */
+  private childrenFirst(y: number, x: number, size: number, id: number): number {
+    const base = 4 * id;
+    const h = size / 2;
+    this.combine(id, [this.node(y, x, h), this.node(y, x + h, h), this.node(y + h, x, h), this.node(y + h, x + h, h)]);
+    let minSplit = Infinity;
+    for (let r = 0; r < 4; r++) if (this.kind[base + r] !== NONE && this.cost[base + r]! < minSplit) minSplit = this.cost[base + r]!;
+    // the leaf only ever replaces a split option in a record that pads at most MAX_PADDING_GAIN bytes more
+    if (this.floorCost(y, x, size) > minSplit + this.scale * MAX_PADDING_GAIN) return id;
+    const leaf = this.leafOption(y, x, size);
+    const splitFloor = this.scale * (4 * Math.min(leafBytes(h, MODE_FP4), leafBytes(h, MODE_T158)) - MAX_PADDING_GAIN);
+    // node() keeps no split of a leaf below splitFloor, and a split at the leaf's residue only if strictly cheaper
+    if (leaf.cost < splitFloor) for (let r = 0; r < 4; r++) this.kind[base + r] = NONE;
+    if (this.kind[base + 1] === NONE || !(this.cost[base + 1]! < leaf.cost)) {
+      this.cost[base + 1] = leaf.cost;
+      this.dist[base + 1] = leaf.dist;
+      this.bytes[base + 1] = leaf.bytes;
+      this.kind[base + 1] = leaf.mode === MODE_T158 ? LEAF_T158 : LEAF_FP4;
+    }
     return id;
   }
 

@@ -1,6 +1,6 @@
 import { MODE_FP4, MODE_T158, align16, payloadBytes, writeV2Record, type Mode } from "@sgfp4/format";
 import { describe, expect, it } from "vitest";
-import { extractBlock, rootFloorOf } from "../src/blocks.js";
+import { extractBlock, leafFloorOf } from "../src/blocks.js";
 import { DEFAULT_FIT_OPTIONS, FitWorkspace } from "../src/fit.js";
 import { MacroblockFitter, NODES_PER_BLOCK, blockFromLeaves, decideRd, leavesOfRd, nodeId, type RdChoice } from "../src/quadtree.js";
 import { NODE_STATS, RdSolver, macroblockStats, t158SseGap, writeNodeStats } from "../src/rd.js";
@@ -83,11 +83,12 @@ describe("rd decisions (policy rd)", () => {
       }
     }
   });
-  it("the root's floor (its quarters' fits) skips the 64x64 fit where it loses, and changes no choice", () => {
+  it("node floors (from their quarters' fits) skip 64x64 and 32x32 fits where they lose, and change no choice", () => {
     const o = { ...DEFAULT_FIT_OPTIONS, v2: true, search: "joint" as const };
     const block = new Float64Array(4096);
     const solver = new RdSolver();
     let rootSkipped = 0;
+    let skipped32 = 0;
     let rootChosen = 0;
     let rootFp4 = 0;
     let t158Floors = 0;
@@ -99,16 +100,18 @@ describe("rd decisions (policy rd)", () => {
         for (const lambda of [1e-4, 0.006, 0.02, 0.05, 1]) {
           for (const [by, bx] of [[0, 0], [1, 1]] as const) {
             extractBlock(input, 128, 128, by * 64, bx, block);
-            const choose = (withFloor: boolean): { choice: RdChoice; rootFitted: boolean } => {
+            const choose = (withFloor: boolean): { choice: RdChoice; rootFitted: boolean; fitted32: number } => {
               const f = new MacroblockFitter(block, o, new FitWorkspace(), false, true, (size) => t158SseGap(size, lambda, 1));
               const stats = new Float64Array(NODE_STATS * NODES_PER_BLOCK).fill(Number.NaN);
               let rootFitted = false;
+              let fitted32 = 0;
               const choice = solver.solve(
                 stats,
                 0,
                 lambda,
                 (y, x, size, k) => {
                   if (size === 64) rootFitted = true;
+                  if (size === 32) fitted32++;
                   const node = f.at(y, x, size);
                   // the T158 floor is at most the error of the T158 fit
                   if (node.t158.codes.length > 0) {
@@ -117,15 +120,17 @@ describe("rd decisions (policy rd)", () => {
                   }
                   writeNodeStats(node, size, 1, "mse", stats, k);
                 },
-                withFloor ? (out) => rootFloorOf(f, 1, out) : undefined,
+                withFloor ? (y, x, size, out) => leafFloorOf(f, y, x, size, 1, out) : undefined,
               );
-              return { choice, rootFitted };
+              return { choice, rootFitted, fitted32 };
             };
             const plain = choose(false);
             const floored = choose(true);
             expect(floored.choice, `${family} lambda ${lambda}`).toEqual(plain.choice);
             expect(plain.rootFitted).toBe(true);
+            expect(plain.fitted32).toBe(4);
             if (!floored.rootFitted) rootSkipped++;
+            skipped32 += 4 - floored.fitted32;
             if (plain.choice.leaves.length === 1) rootChosen++;
             if (plain.choice.leaves.length === 1 && plain.choice.leaves[0]!.mode === MODE_FP4 && plain.choice.distortion > 0) rootFp4++;
           }
@@ -134,6 +139,7 @@ describe("rd decisions (policy rd)", () => {
     }
     // both branches ran: the root skipped somewhere, and chosen (so fitted) somewhere
     expect(rootSkipped).toBeGreaterThan(10);
+    expect(skipped32).toBeGreaterThan(20);
     expect(rootChosen).toBeGreaterThan(rootFp4);
     expect(rootFp4).toBeGreaterThan(0); // an FP4 root with an error: its floor from the quarters' errors was tested
     expect(t158Floors).toBeGreaterThan(0);
