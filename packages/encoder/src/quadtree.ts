@@ -81,7 +81,7 @@ export class MacroblockFitter {
    * chosenOnly: only the chosen candidates' errors are read (see fitLeafChosen). ws: the fits'
    * scratch (node values are copied into ws.nodeValues: a buffer per macroblock, allocated
    * outside the JS heap, drove the GC). lweOnDemand (not with chosenOnly): the fits measure no
-   * LWE and make no 22.7 selection (see fitLeafCandidates); lweOf measures a leaf's when asked.
+   * LWE and make no 22.7 selection (see fitLeafCandidates); chosenLeaf measures a leaf's when asked.
    * t158GapOf (with lweOnDemand): fitLeafCandidates' t158Gap for a node of each size.
    */
   constructor(
@@ -93,16 +93,18 @@ export class MacroblockFitter {
     readonly t158GapOf?: (size: number) => number,
   ) {}
 
-  /** The candidate's LWE, measured on the node's values if its fit left it NaN. */
-  lweOf(y: number, x: number, size: number, c: Candidate): number {
-    if (Number.isNaN(c.lwe)) withLwe(this.ws, this.valuesOf(y, x, size), size, c);
-    return c.lwe;
-  }
-
-  /** The node's candidate as a chosen leaf (see finishLeaf); a candidate without code sums is kept as it is. */
-  finished(y: number, x: number, size: number, c: Candidate): Candidate {
-    if (!("sq" in c)) return c;
-    return finishLeaf(this.ws, this.valuesOf(y, x, size), size * size, c as Fitted, this.fit);
+  /**
+   * The node's candidate as a chosen leaf (finish: polished by finishLeaf, as `finished`), with
+   * its LWE measured (as `lweOf`): the node's values are copied once for both.
+   */
+  chosenLeaf(y: number, x: number, size: number, c: Candidate, finish: boolean): Candidate {
+    const lweMissing = Number.isNaN(c.lwe);
+    const polish = finish && "sq" in c;
+    if (!lweMissing && !polish) return c;
+    const v = this.valuesOf(y, x, size);
+    const out = polish ? finishLeaf(this.ws, v, size * size, c as Fitted, this.fit) : c;
+    if (Number.isNaN(out.lwe)) withLwe(this.ws, v, size, out);
+    return out;
   }
 
   /** The node's values (the block itself, or copied into ws.nodeValues). */
@@ -324,7 +326,7 @@ export function leavesOfRd(f: MacroblockFitter, choice: RdChoice, finish = false
   return choice.leaves.map(({ y, x, size, mode }) => {
     const fit = f.at(y, x, size);
     const fitted = mode === MODE_T158 ? fit.t158 : fit.fp4;
-    const c = finish ? f.finished(y, x, size, fitted) : fitted;
-    return { y, x, size, mode, scaleBits: c.scaleBits, biasBits: c.biasBits, errorHint: false, codes: c.codes, sse: c.sse, lwe: f.lweOf(y, x, size, c) };
+    const c = f.chosenLeaf(y, x, size, fitted, finish);
+    return { y, x, size, mode, scaleBits: c.scaleBits, biasBits: c.biasBits, errorHint: false, codes: c.codes, sse: c.sse, lwe: c.lwe };
   });
 }
