@@ -1,6 +1,6 @@
-// The WGSL kernels of @sgfp4/webgpu-decoder as files: every decode variant (one leaf per block or
-// per-cell lookup; f32, f16, bf16 output; any or 4-aligned column count), the two prep kernels
-// and the copy kernel, taken from its built modules (dist/shader.js, dist/prep-shader.js) so the
+// The WGSL kernels of @sgfp4/webgpu-decoder as files: every decode variant (one leaf per block, or
+// several found through the block's first leaf; f32, f16, bf16 output; any or 4-aligned column
+// count), the first-leaf prep kernel and the copy kernel, taken from its built modules (dist/shader.js, dist/prep-shader.js) so the
 // text is exactly what that package runs. Their binding layout is documented in those modules.
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
@@ -13,10 +13,9 @@ export async function wgslKernels() {
   const prep = await load("prep-shader.js");
   const files = {
     "prep-first-leaf.wgsl": prep.FIRST_LEAF_SHADER,
-    "prep-cells.wgsl": prep.CELLS_SHADER,
     "copy.wgsl": shader.COPY_SHADER,
   };
-  for (const variant of ["single", "cells"]) {
+  for (const variant of ["single", "tree"]) {
     for (const format of ["f32", "f16", "bf16"]) {
       for (const aligned of [false, true]) {
         files[`decode-${variant}-${format}${aligned ? "-x4" : ""}.wgsl`] = shader.decodeShader(variant, format, aligned);

@@ -97,10 +97,9 @@ describe("generated files", () => {
     const shader = (await import(pathToFileURL(path.join(dist, "shader.js")).href)) as { decodeShader(v: string, f: string, a: boolean): string; COPY_SHADER: string };
     const prep = (await import(pathToFileURL(path.join(dist, "prep-shader.js")).href)) as { CELLS_SHADER: string; FIRST_LEAF_SHADER: string };
     const file = (f: string) => readFileSync(path.join(pkgRoot, "kernels", "wgsl", f), "utf8");
-    expect(file("decode-cells-f32.wgsl")).toBe(shader.decodeShader("cells", "f32", false));
+    expect(file("decode-tree-f32.wgsl")).toBe(shader.decodeShader("tree", "f32", false));
     expect(file("decode-single-bf16-x4.wgsl")).toBe(shader.decodeShader("single", "bf16", true));
     expect(file("copy.wgsl")).toBe(shader.COPY_SHADER);
-    expect(file("prep-cells.wgsl")).toBe(prep.CELLS_SHADER);
     expect(file("prep-first-leaf.wgsl")).toBe(prep.FIRST_LEAF_SHADER);
   });
 });

@@ -112,11 +112,9 @@ export class Batch {
         encoder = device.createCommandEncoder();
       }
       const firstLeaf = Math.max(0, ...s.placed.map((p) => p.job.firstLeafBytes));
-      const cellBytes = Math.max(0, ...s.placed.map((p) => p.job.cellBytes));
       // pooled; a growth destroys the smaller one, which the queue keeps alive for work already submitted
       const tables = {
         firstLeaf: firstLeaf ? pool.get("first-leaf", firstLeaf, USAGE.STORAGE) : undefined,
-        cells: cellBytes ? pool.get("cells", cellBytes, USAGE.STORAGE) : undefined,
       };
       // device-validated jobs: their leaf tables side by side in one pooled buffer
       const leavesAt = new Map<Placed["job"], number>();
@@ -133,7 +131,7 @@ export class Batch {
         const at = leavesAt.get(job);
         const t: Tables = { inputs, inputsBase: base, ...tables, ...(at === undefined ? {} : { leaves: { buffer: leaves!, offset: at } }), ...(gated ? { status: status! } : {}) };
         if (job.device) kernels.recordLeaves(pass, job, t);
-        if (job.variant === "cells") kernels.recordPrep(pass, job, t);
+        kernels.recordPrep(pass, job, t);
         kernels.recordDecode(pass, job, t, output, offset);
       }
       pass.end();

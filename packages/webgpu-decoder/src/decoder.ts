@@ -146,7 +146,7 @@ export class PreparedContainer {
   get outputBytes(): number {
     return this.job.outputBytes;
   }
-  /** which kernel decodes it: "single" (one leaf per macroblock, no tables) or "cells" */
+  /** which kernel decodes it: "single" (one leaf per macroblock, no tables) or "tree" */
   get variant(): Job["variant"] {
     return this.job.variant;
   }
@@ -249,16 +249,15 @@ export class WebGpuDecoder {
       this.device.queue.writeBuffer(inputs, 0, region);
     }
     const tables: Tables = { inputs, inputsBase: 0 };
-    if (job.variant === "cells") {
+    if (job.variant === "tree") {
       tables.firstLeaf = this.device.createBuffer({ size: job.firstLeafBytes, usage: USAGE.STORAGE, label: "sgfp4-first-leaf" });
-      tables.cells = this.device.createBuffer({ size: job.cellBytes, usage: USAGE.STORAGE, label: "sgfp4-cells" });
       const pass = encoder.beginComputePass();
       this.kernels.recordPrep(pass, job, tables);
       pass.end();
     }
     this.device.queue.submit([encoder.finish()]);
     staged?.done();
-    return new PreparedContainer(job, tables, [inputs, ...(tables.firstLeaf ? [tables.firstLeaf] : []), ...(tables.cells ? [tables.cells] : [])]);
+    return new PreparedContainer(job, tables, [inputs, ...(tables.firstLeaf ? [tables.firstLeaf] : [])]);
   }
 
   /**

@@ -68,9 +68,8 @@ export interface Job {
   windows: JobWindow[];
   /** bytes of the upload region (a multiple of PIECE_ALIGN) */
   regionBytes: number;
-  /** bytes of the first-leaf and cell tables ("cells" variant; 0 otherwise) */
+  /** bytes of the first-leaf table the prep kernel builds ("tree" variant, host-validated; 0 otherwise) */
   firstLeafBytes: number;
-  cellBytes: number;
   /** what writeJob copies */
   bytes: Uint8Array;
   leafCount: number;
@@ -79,7 +78,7 @@ export interface Job {
   /**
    * device-validated: v2, the host checked the records and counted their leaves (records.ts);
    * the leaves kernel checks the leaves and builds the table on the GPU (leaves-shader.ts).
-   * `blockFirst` (uploaded at `firstLeaf`, the cells kernel's first-leaf table) and the kernel's
+   * `blockFirst` (uploaded at `firstLeaf`, the tree kernel's first-leaf table) and the kernel's
    * parameters (`check`) sit in the upload region; the table goes to a pooled device buffer.
    * v1: the host built the leaf table (uploaded as usual) and a kernel checks the T158 halves.
    */
@@ -173,13 +172,13 @@ interface LeafSource {
 function layOut(name: string, bytes: Uint8Array, shape: Shape, leafCount: number, format: OutputFormat, limits: JobLimits, compacted: boolean, leaves: LeafSource): Job {
   const [rows, cols] = shape;
   const { blockCount: blocks } = tiling(shape);
-  const variant: KernelVariant = leafCount === blocks ? "single" : "cells";
+  const variant: KernelVariant = leafCount === blocks ? "single" : "tree";
   const eb = elementBytes(format);
   // halves: a window's binding may start up to 128 bytes before it (256-byte aligned offsets)
   const slack = eb === 4 ? 0 : PIECE_ALIGN;
   const maxElems = Math.max(64, Math.floor((limits.maxChunkBytes - slack) / eb / 64) * 64);
   const windows = planWindows(shape, maxElems);
-  const firstLeafBytes = variant === "cells" ? align(4 * (blocks + 1), 4) : 0;
+  const firstLeafBytes = variant === "tree" ? align(4 * (blocks + 1), 4) : 0;
   if (firstLeafBytes > limits.maxBinding) throw limitError("the first-leaf table", firstLeafBytes, limits.maxBinding);
 
   let at = 0;
@@ -192,7 +191,6 @@ function layOut(name: string, bytes: Uint8Array, shape: Shape, leafCount: number
   const shared = compacted ? undefined : leaves.shared(take);
   const jobWindows = windows.map((w, i): JobWindow => {
     const { l0, l1 } = leaves.windowLeaves(w);
-    if (variant === "cells" && w.blockCount * 256 > limits.maxBinding) throw limitError("one output window's cell table", w.blockCount * 256, limits.maxBinding);
     const base = { ...w, l0, l1, params: params.offset + i * PIECE_ALIGN };
     if (shared) return { ...base, ...shared, leafBase: 0 };
     const need = leaves.compactSize(l0, l1);
@@ -200,7 +198,7 @@ function layOut(name: string, bytes: Uint8Array, shape: Shape, leafCount: number
     return { ...base, payload: take(need.payload), leaves: take(need.leaves), leafBase: l0 };
   });
   if (at > limits.maxBuffer) throw new Sgfp4Error("LIMIT_EXCEEDED", `the inputs of one decode need ${at} bytes, over the device's maxBufferSize of ${limits.maxBuffer}`);
-  return leaves.finish({ name, shape, format, variant, outputBytes: rows * cols * eb, windows: jobWindows, regionBytes: at, firstLeafBytes, cellBytes: variant === "cells" ? blocks * 256 : 0, bytes, leafCount, compacted });
+  return leaves.finish({ name, shape, format, variant, outputBytes: rows * cols * eb, windows: jobWindows, regionBytes: at, firstLeafBytes, bytes, leafCount, compacted });
 }
 
 /**

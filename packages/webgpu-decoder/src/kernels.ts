@@ -1,24 +1,23 @@
 /**
  * The compute pipelines of a decoder (built once, reused) and how a job's windows are recorded:
- * per window, the two prep dispatches ("cells" variant only) and the decode dispatch. Bind groups
+ * per window, the first-leaf dispatch ("tree" variant of a host-validated job) and the decode dispatch. Bind groups
  * are made per call: their number grows with the windows, not with the output.
  */
-import { CELLS_SHADER, FIRST_LEAF_SHADER } from "./prep-shader.js";
+import { FIRST_LEAF_SHADER } from "./prep-shader.js";
 import { LEAVES_SHADER, V1_CHECK_SHADER } from "./leaves-shader.js";
 import { PARAM_WORDS, decodeShader, elementBytes } from "./shader.js";
 import type { Job, JobWindow } from "./job.js";
 import { tiling } from "@sgfp4/format";
 
 /**
- * Device buffers a job's dispatches bind: its uploaded inputs (at `inputsBase`), the prep
- * kernels' tables, and for a device-validated job the leaf table the leaves kernel writes (at
+ * Device buffers a job's dispatches bind: its uploaded inputs (at `inputsBase`), the first-leaf
+ * table the prep kernel builds, and for a device-validated job the leaf table the leaves kernel writes (at
  * `leaves.offset`), and the call's status word where the decode is gated on it (shader.ts).
  */
 export interface Tables {
   inputs: GPUBuffer;
   inputsBase: number;
   firstLeaf?: GPUBuffer;
-  cells?: GPUBuffer;
   leaves?: { buffer: GPUBuffer; offset: number };
   status?: GPUBuffer;
 }
@@ -100,19 +99,17 @@ export class Kernels {
     this.dispatch(pass, pipeline, this.group(pipeline, [check, payload, this.firstLeaf(job, t), all, this.status(t)]), blocks);
   }
 
-  private cellSlice(w: JobWindow, t: Tables): GPUBufferBinding {
-    return { buffer: t.cells!, offset: w.firstBlock * 256, size: w.blockCount * 256 };
-  }
-
-  /** The first-leaf and cell tables of every window, built from the uploaded leaf table. */
+  /**
+   * The first-leaf table of a "tree" job, built from the uploaded leaf table window by window;
+   * nothing for a device-validated v2 job, whose table came with its record counts.
+   */
   recordPrep(pass: GPUComputePassEncoder, job: Job, t: Tables): void {
+    if (job.variant !== "tree" || job.device?.kind === "v2") return;
     const first = this.pipeline("first-leaf", () => FIRST_LEAF_SHADER);
-    const cells = this.pipeline("cells", () => CELLS_SHADER);
     const firstLeaf = this.firstLeaf(job, t);
     for (const w of job.windows) {
       const { params, leaves } = this.inputs(w, t);
-      if (job.device?.kind !== "v2") this.dispatch(pass, first, this.group(first, [params, leaves, firstLeaf]), Math.ceil((w.l1 - w.l0) / 256));
-      this.dispatch(pass, cells, this.group(cells, [params, leaves, firstLeaf, this.cellSlice(w, t)]), w.blockCount);
+      this.dispatch(pass, first, this.group(first, [params, leaves, firstLeaf]), Math.ceil((w.l1 - w.l0) / 256));
     }
   }
 
@@ -128,7 +125,7 @@ export class Kernels {
       const end = Math.ceil((outputOffset + (w.outBase + w.outCount) * eb) / 4) * 4;
       const out: GPUBufferBinding = { buffer: output, offset: bindOffset, size: end - bindOffset };
       const resources: GPUBufferBinding[] = [params, payload, leaves, out];
-      if (job.variant === "cells") resources.push(this.firstLeaf(job, t), this.cellSlice(w, t));
+      if (job.variant === "tree") resources.push(this.firstLeaf(job, t));
       const entries = resources.map((resource, binding) => ({ binding, resource }));
       if (t.status) entries.push({ binding: 6, resource: this.status(t) });
       this.dispatch(pass, pipeline, this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries }), w.blockCount);

@@ -109,7 +109,7 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
       const k = Math.floor(c / 8);
       expected[64 * 63 + c] = Math.fround(halfToFloat(0x3000 + k) * ((c % 8) - 8) + halfToFloat(0x0010 * (k % 7)));
     }
-    expect(plain.prepare(bytes, { profile: "v2", shape }).variant).toBe("cells");
+    expect(plain.prepare(bytes, { profile: "v2", shape }).variant).toBe("tree");
     for (const d of [plain, tinyChunks, rowChunks, compacted, mapped]) {
       const out = await d.decode(bytes, { profile: "v2", shape });
       expect(firstBitDifference(out, expected)).toBe(-1);
@@ -147,7 +147,7 @@ describe.skipIf(noGpu)("WebGPU decode", () => {
     one.destroy();
     const v2 = writeV2({ shape: [64, 64], records: [{ layout: LAYOUT.UNIFORM_32, leaves: Array.from({ length: 4 }, () => ({ mode: 0 as const, scaleBits: 0x3c00, biasBits: 0, codes: new Array(1024).fill(1) })) }] });
     const many = plain.prepare(v2, { profile: "v2", shape: [64, 64] });
-    expect(many.variant).toBe("cells");
+    expect(many.variant).toBe("tree");
     many.destroy();
   });
 

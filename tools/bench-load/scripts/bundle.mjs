@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Packs the load benchmark for a machine with only Node.js (the GPU machine) into <repo>/.bench/load/:
 //   bench-load.mjs            the benchmark, every workspace import bundled (webgpu stays external)
+//   kernel-probe.mjs          a probe of the WebGPU kernel timings (scripts/kernel-probe.mjs)
 //   worker.js                 the encoder's worker (WorkerPool loads ./worker.js next to the bundle)
 //   validate-worker.js        the WebGPU decoder's validator worker (WorkerValidatorPool loads it from next to the bundle)
 //   silero_vad_v5.onnx        the real weights (the GPU machine reaches no registry)
@@ -33,6 +34,8 @@ const common = {
   logLevel: "warning",
 };
 await build({ ...common, entryPoints: [join(here, "..", "dist", "main.js")], outfile: join(load, "bench-load.mjs") });
+// the session-13 probe of the WebGPU kernel rows' slowdown after the first workload (kernel-probe.mjs)
+await build({ ...common, entryPoints: [join(here, "kernel-probe.mjs")], outfile: join(load, "kernel-probe.mjs") });
 const encoderDist = join(repo, "packages", "encoder", "dist");
 await build({ ...common, entryPoints: [join(encoderDist, "worker.js")], outfile: join(load, "worker.js") });
 const webgpuDist = join(repo, "packages", "webgpu-decoder", "dist");

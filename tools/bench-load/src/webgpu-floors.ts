@@ -122,11 +122,16 @@ export class GpuFloors {
     }
   }
 
-  /** ms of the WGSL vec4 copy kernel moving `bytes` (a multiple of 16) from one buffer to another, per iteration. */
-  async copyKernelMs(bytes: number, iters: number): Promise<number> {
+  /**
+   * ms of the WGSL vec4 copy kernel moving `bytes` (a multiple of 16) from one buffer to another,
+   * per iteration: between the first `bytes` of `reserved` when given (kernel rows: buffers made
+   * at the start, see ReservedBuffers), else between two new buffers.
+   */
+  async copyKernelMs(bytes: number, iters: number, reserved?: ReservedBuffers): Promise<number> {
     const maxBind = Math.floor(this.device.limits.maxStorageBufferBindingSize / 16384) * 16384;
-    const src = this.device.createBuffer({ size: bytes, usage: U.STORAGE });
-    const dst = this.device.createBuffer({ size: bytes, usage: U.STORAGE });
+    const own = !reserved;
+    const src = reserved?.src ?? this.device.createBuffer({ size: bytes, usage: U.STORAGE });
+    const dst = reserved?.out ?? this.device.createBuffer({ size: bytes, usage: U.STORAGE });
     const uniforms: GPUBuffer[] = [];
     try {
       const groups: { bind: GPUBindGroup; x: number; y: number }[] = [];
@@ -148,9 +153,32 @@ export class GpuFloors {
         }
       }, iters);
     } finally {
-      src.destroy();
-      dst.destroy();
+      if (own) {
+        src.destroy();
+        dst.destroy();
+      }
       for (const u of uniforms) u.destroy();
     }
   }
+}
+
+/**
+ * Two large buffers made before any other, for the kernel rows: `out` (the decode kernels' output
+ * and the copy's destination) and `src` (the copy's source). Dawn on the H100/H200 runs kernels
+ * 1.8-3x slower, copy included, on large buffers created after others were created and destroyed
+ * in the process (docs/history/webgpu-benchmarks.md, "order-dependent slowdown";
+ * scripts/kernel-probe.mjs), so buffers made per workload measured that placement, not the kernel.
+ */
+export interface ReservedBuffers {
+  out: GPUBuffer;
+  src: GPUBuffer;
+  bytes: number;
+}
+
+export function reserveBuffers(device: GPUDevice, bytes: number): ReservedBuffers {
+  return {
+    out: device.createBuffer({ size: bytes, usage: U.STORAGE | U.COPY_SRC | U.COPY_DST }),
+    src: device.createBuffer({ size: bytes, usage: U.STORAGE }),
+    bytes,
+  };
 }

@@ -8,7 +8,8 @@
  * - prepare + decode (a new PreparedContainer per call), same floor, reported;
  * - the kernel alone (prepared) vs the WGSL copy kernel, in throughput ((container + output) / time
  *   against 2 x output / time): goal 0.80 on heavy-tailed v2 (Laplacian, Student-t, real weights),
- *   measured on >= 256 MiB of output per iteration (the container decoded into consecutive ranges);
+ *   measured on >= 256 MiB of output per iteration (the container decoded into consecutive ranges
+ *   of a buffer made before any other, as the copy's buffers: see ReservedBuffers);
  * - decode to the host vs the device-to-host floor (GPU copy, map, one host copy): goal 0.5;
  * - the model set through decodeMany into a reused arena vs the upload floor of its containers: goal 0.5; validated
  *   on the calling thread, on worker threads (WorkerValidatorPool), and with the tables cached (diagnostic);
@@ -18,7 +19,7 @@
  */
 import type { DecodeOptions, StreamValidator, ValidatedStream, WebGpuDecoder as Decoder } from "@sgfp4/webgpu-decoder";
 import type { WorkerValidatorPool } from "@sgfp4/webgpu-decoder/node";
-import { GpuFloors } from "./webgpu-floors.js";
+import { GpuFloors, reserveBuffers, type ReservedBuffers } from "./webgpu-floors.js";
 import { halfReference } from "./halves.js";
 import { medianMs, ratioRow, sameBits, skippedRow } from "./timing.js";
 import type { LoadContext, LoadRow, Workload } from "./types.js";
@@ -55,18 +56,23 @@ export async function measure(ctx: LoadContext): Promise<LoadRow[]> {
     validate: wasmValidator,
   };
   const floors = new GpuFloors(device, ctx.reps);
+  // the kernel rows' buffers, made first (see ReservedBuffers)
+  const kernelBytes = Math.max(16, ...ctx.workloads.map((w) => kernelCopies(ctx, w.reference.byteLength) * w.reference.byteLength));
+  const reserved = reserveBuffers(device, Math.ceil(kernelBytes / 16) * 16);
   ctx.log(`webgpu: kernel times by ${floors.timer}`);
   const rows: LoadRow[] = [];
   try {
     for (const w of ctx.workloads) {
       ctx.log(`webgpu: ${w.name}`);
-      rows.push(...(await workloadRows(ctx, device, d, floors, w)));
+      rows.push(...(await workloadRows(ctx, device, d, floors, w, reserved)));
       tables.clear();
     }
     // without a model set (--quick) main.ts reports the model rows skipped
     if (ctx.model.length) rows.push(...(await modelRows(ctx, device, d, floors)));
   } finally {
     for (const x of [d.plain, d.host, d.mapped, d.cached, d.pooled]) x.destroy();
+    reserved.out.destroy();
+    reserved.src.destroy();
     device.destroy();
     await pool.terminate();
   }
@@ -87,7 +93,10 @@ interface Decoders {
   validate: StreamValidator;
 }
 
-async function workloadRows(ctx: LoadContext, device: GPUDevice, d: Decoders, floors: GpuFloors, w: Workload): Promise<LoadRow[]> {
+/** Decodes of one workload per kernel-row iteration: enough for 256 MiB of output (one with --quick). */
+const kernelCopies = (ctx: LoadContext, outBytes: number): number => (ctx.quick ? 1 : Math.ceil(KERNEL_GOAL_BYTES / outBytes));
+
+async function workloadRows(ctx: LoadContext, device: GPUDevice, d: Decoders, floors: GpuFloors, w: Workload, reserved: ReservedBuffers): Promise<LoadRow[]> {
   const decoder = d.plain;
   const req: DecodeOptions = { profile: w.profile, shape: w.shape };
   const outBytes = w.reference.byteLength;
@@ -132,13 +141,11 @@ async function workloadRows(ctx: LoadContext, device: GPUDevice, d: Decoders, fl
     rows.push(ratioRow({ ...base, path: "prepare + decode", ms: prepMs, floor, floorMs, bitsOk: await onDevice() }));
 
     // kernel vs copy kernel on >= 256 MiB per iteration (unless --quick)
-    const copies = ctx.quick ? 1 : Math.ceil(KERNEL_GOAL_BYTES / outBytes);
-    const big = copies > 1 ? device.createBuffer({ size: copies * outBytes, usage: USAGE.STORAGE }) : out;
+    const copies = kernelCopies(ctx, outBytes);
     const bigKernelMs = await floors.passMs((pass) => {
-      for (let k = 0; k < copies; k++) decoder.encode(pass, prepared, big, k * outBytes);
+      for (let k = 0; k < copies; k++) decoder.encode(pass, prepared, reserved.out, k * outBytes);
     }, Math.max(3, Math.ceil(iters / copies)));
-    if (big !== out) big.destroy();
-    const copyMs = await floors.copyKernelMs(copies * outBytes, Math.max(3, Math.ceil(iters / copies)));
+    const copyMs = await floors.copyKernelMs(Math.ceil((copies * outBytes) / 16) * 16, Math.max(3, Math.ceil(iters / copies)), reserved);
     const moved = copies * (w.bytes.length + outBytes);
     const heavy = w.profile === "v2" && HEAVY_TAILED.has(w.family);
     rows.push(
@@ -155,7 +162,7 @@ async function workloadRows(ctx: LoadContext, device: GPUDevice, d: Decoders, fl
     );
     prepared.destroy();
 
-    rows.push(...(await halfRows(device, decoder, floors, w, iters)));
+    rows.push(...(await halfRows(decoder, floors, w, iters, reserved)));
 
     const d2h = await floors.downloadMs(outBytes);
     let host: Float32Array | undefined;
@@ -170,18 +177,19 @@ async function workloadRows(ctx: LoadContext, device: GPUDevice, d: Decoders, fl
 }
 
 /** f16 / bf16 straight from the kernel (prepared) vs the copy kernel moving the same output bytes, in throughput. */
-async function halfRows(device: GPUDevice, decoder: Decoder, floors: GpuFloors, w: Workload, iters: number): Promise<LoadRow[]> {
+async function halfRows(decoder: Decoder, floors: GpuFloors, w: Workload, iters: number, reserved: ReservedBuffers): Promise<LoadRow[]> {
   const rows: LoadRow[] = [];
   for (const format of ["f16", "bf16"] as const) {
     const prepared = decoder.prepare(w.bytes, { profile: w.profile, shape: w.shape, format });
     const bytes = prepared.outputBytes;
     const padded = Math.ceil(bytes / 16) * 16;
-    const out = device.createBuffer({ size: padded, usage: USAGE.STORAGE | USAGE.COPY_SRC });
+    const out = reserved.out;
     try {
+      await clear(decoder.device, out, padded); // a stale output must not pass the bit check
       const ms = await floors.passMs((pass) => decoder.encode(pass, prepared, out), iters);
       const got = await decoder.readBack(out, padded);
       const bitsOk = sameBits(new Uint16Array(got.buffer, got.byteOffset, bytes / 2), halfReference(w, format));
-      const copyMs = await floors.copyKernelMs(padded, iters);
+      const copyMs = await floors.copyKernelMs(padded, iters, reserved);
       rows.push(
         ratioRow({
           backend: "webgpu",
@@ -194,16 +202,15 @@ async function halfRows(device: GPUDevice, decoder: Decoder, floors: GpuFloors, 
         }),
       );
     } finally {
-      out.destroy();
       prepared.destroy();
     }
   }
   return rows;
 }
 
-async function clear(device: GPUDevice, buffer: GPUBuffer): Promise<void> {
+async function clear(device: GPUDevice, buffer: GPUBuffer, bytes?: number): Promise<void> {
   const encoder = device.createCommandEncoder();
-  encoder.clearBuffer(buffer);
+  encoder.clearBuffer(buffer, 0, bytes);
   device.queue.submit([encoder.finish()]);
   await device.queue.onSubmittedWorkDone();
 }
