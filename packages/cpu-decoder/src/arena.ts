@@ -5,7 +5,7 @@
  */
 import { Sgfp4Error, checkShape, type Container } from "@sgfp4/format";
 import { MAX_WASM_BYTES, WASM_PAGE, instantiate, kernelModule, pagesFor, type KernelExports } from "./kernel.js";
-import { BAND_RESERVE_BYTES, bandChunkBlocks, fillInputs, fusedLayout, planMemory, validateInMemory, validatedLayout } from "./layouts.js";
+import { bandChunkBlocks, bandReserveBytes, fillInputs, fusedLayout, planMemory, validateInMemory, validatedLayout } from "./layouts.js";
 import { asSgfp4Error } from "./options.js";
 import type { FastRequest } from "./request.js";
 
@@ -58,7 +58,7 @@ export function createOutput(shape: readonly [number, number], opts: OutputOptio
     if (outputBytes + WASM_PAGE > MAX_WASM_BYTES) {
       throw new Sgfp4Error("LIMIT_EXCEEDED", `an output of ${outputBytes} bytes does not fit the kernel's 4 GiB memory`);
     }
-    const wanted = Math.min(MAX_WASM_BYTES, outputBytes + 1024 + blockCount * INPUT_BYTES_PER_BLOCK + BAND_RESERVE_BYTES);
+    const wanted = Math.min(MAX_WASM_BYTES, outputBytes + 1024 + blockCount * INPUT_BYTES_PER_BLOCK + bandReserveBytes(outputBytes));
     const pages = pagesFor(wanted);
     // initial === maximum: the memory can never grow, so views of it never detach.
     const memory = new WebAssembly.Memory({ initial: pages, maximum: pages });

@@ -13,6 +13,25 @@ import { BandRows } from "./output.js";
 export const BAND_TARGET_BYTES = 256 * 1024;
 
 /**
+ * Outputs of at least this many bytes (larger than the caches) are copied out in bands of whole
+ * macroblock rows of ROW_BAND_BYTES to ROW_BAND_MAX_BYTES, one `set` each: a copy that large is
+ * written by the C library's memmove with non-temporal stores (no read of each output line
+ * before it is overwritten), while 64 short rows per band (runs of macroblocks) are read for
+ * ownership first. Session 13, encoder v2 4096x8192 on the 2-core AMD EPYC: the copy-out of
+ * 128 MiB took ~15.6 ms in 4 KiB rows and ~7.7 ms in 2 MiB bands; the kernel itself writing a
+ * 2 MiB band instead of a 256 KiB one was at most ~5% slower (BENCHMARKS.md, session 13).
+ */
+export const ROW_BANDS_MIN_OUTPUT_BYTES = 16 * 1024 * 1024;
+export const ROW_BAND_BYTES = 2 * 1024 * 1024;
+export const ROW_BAND_MAX_BYTES = 4 * 1024 * 1024;
+
+/** Band target of the single-thread routes for an output of rows x cols in `format`. */
+export function bandTargetFor(rows: number, cols: number, format: OutputFormat): number {
+  if (rows * cols * (format === "f32" ? 4 : 2) < ROW_BANDS_MIN_OUTPUT_BYTES) return BAND_TARGET_BYTES;
+  return Math.max(ROW_BAND_BYTES, Math.min(ROW_BAND_MAX_BYTES, 64 * cols * 4));
+}
+
+/**
  * Macroblock rows [by0, by1) x macroblock columns [bx0, bx1): output rows [rowBase, rowBase +
  * keptRows) x columns [colBase, colBase + keptCols), records [b0, b1) (contiguous: a band spans
  * the whole width or lies in one macroblock row). In the band area element (r, c) lies at
@@ -90,10 +109,16 @@ export interface BandTarget {
  * every band and copy each into the output. null when `expand` reports a fault (false): the
  * caller then runs parse() for the exact error; a lazily allocated output is then never made.
  */
-export function runBands(kernel: KernelExports, memory: WebAssembly.Memory, t: BandTarget, expand: (band: Band) => boolean): DecodedArray | null {
+export function runBands(
+  kernel: KernelExports,
+  memory: WebAssembly.Memory,
+  t: BandTarget,
+  expand: (band: Band) => boolean,
+  target = bandTargetFor(t.rows, t.cols, t.format),
+): DecodedArray | null {
   let out = typeof t.out === "function" ? null : t.out;
   const rows = new BandRows(kernel, memory.buffer, 0, t.format);
-  for (const band of bandsOf(t.tilesY, t.tilesX, t.rows, t.cols)) {
+  for (const band of bandsOf(t.tilesY, t.tilesX, t.rows, t.cols, target)) {
     if (!expand(band)) return null;
     out ??= (t.out as () => DecodedArray)();
     rows.emit(band, out, t.cols);

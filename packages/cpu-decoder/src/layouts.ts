@@ -86,11 +86,26 @@ export const BLOCK_BYTES = 64 * 64 * 4;
  * overhead (measured ~20% slower at 4 MiB, ~20-35% faster at 16 MiB; docs/history/cpu-decoder-benchmarks.md run 4).
  */
 export const BAND_MIN_OUTPUT_BYTES = 8 * 1024 * 1024;
+/**
+ * Outputs from this size up (larger than the caches) use a band of the tensor's whole width when
+ * that is at most WIDE_BAND_MAX_BYTES: flush_band then copies it out with one memory.copy, which
+ * the engine's memmove writes with non-temporal stores, instead of 64 row copies of 4 KiB whose
+ * output lines are each read for ownership first (session 13: the plain-array routes' copy-out of
+ * 128 MiB took ~15.6 ms in 4 KiB rows, ~7.7 ms in 2 MiB bands; src/bands.ts bandTargetFor).
+ */
+export const WIDE_BAND_MIN_OUTPUT_BYTES = 16 * 1024 * 1024;
+export const WIDE_BAND_MAX_BYTES = 4 * 1024 * 1024;
 /** Macroblocks per band chunk, 0 for no band. */
 export const bandChunkBlocks = (tilesX: number, outBytes: number) =>
-  outBytes < BAND_MIN_OUTPUT_BYTES ? 0 : Math.max(1, Math.min(tilesX, BAND_BYTES / BLOCK_BYTES));
-/** Memory a band and the one-record leaf scratch take, at most (reserved by createOutput). */
-export const BAND_RESERVE_BYTES = BAND_BYTES + 256 * 16 + 64;
+  outBytes < BAND_MIN_OUTPUT_BYTES
+    ? 0
+    : outBytes >= WIDE_BAND_MIN_OUTPUT_BYTES && tilesX * BLOCK_BYTES <= WIDE_BAND_MAX_BYTES
+      ? tilesX
+      : Math.max(1, Math.min(tilesX, BAND_BYTES / BLOCK_BYTES));
+
+/** The same for an output of `outBytes` (a whole-width band is reserved from WIDE_BAND_MIN_OUTPUT_BYTES up). */
+export const bandReserveBytes = (outBytes: number) =>
+  (outBytes >= WIDE_BAND_MIN_OUTPUT_BYTES ? WIDE_BAND_MAX_BYTES : BAND_BYTES) + 256 * 16 + 64;
 
 /** Linear memory for validate_decode_v2: [output | scratch: one record's leaf table (256 leaves, 4 KiB) | band | stream copy]. */
 export interface FusedLayout {

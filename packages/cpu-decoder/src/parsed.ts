@@ -5,7 +5,7 @@
  * do not take (very wide tensors, no wasm SIMD).
  */
 import type { Container } from "@sgfp4/format";
-import { bandBytes, runBands } from "./bands.js";
+import { bandBytes, bandTargetFor, runBands } from "./bands.js";
 import { MAX_WASM_BYTES, kernelModule } from "./kernel.js";
 import { fillInputs, planMemory } from "./layouts.js";
 import { asSgfp4Error, parseForDecode, type DecodeOptions, type DecodedArray, type OutputFormat } from "./options.js";
@@ -25,7 +25,8 @@ export function decodeParsed(bytes: Uint8Array, opts: DecodeOptions, format: Out
 export function expandParsed(c: Container, bytes: Uint8Array, format: OutputFormat, out: DecodedArray): void {
   const [rows, cols] = c.shape;
   const module = kernelModule();
-  const plan = planMemory(c, bandBytes(c.tilesY, c.tilesX, cols));
+  const bandTarget = bandTargetFor(rows, cols, format);
+  const plan = planMemory(c, bandBytes(c.tilesY, c.tilesX, cols, bandTarget));
   if (!module || plan.totalBytes > MAX_WASM_BYTES) {
     const f32 = format === "f32" ? (out as Float32Array) : new Float32Array(rows * cols);
     expandReference(c, bytes, f32);
@@ -40,7 +41,7 @@ export function expandParsed(c: Container, bytes: Uint8Array, format: OutputForm
       const first = firstLeaf(b.b0);
       kernel.decode_leaves_window(plan.tableAt + first * 16, firstLeaf(b.b1) - first, plan.outAt, b.stride, rows, cols, c.tilesX, b.rowBase, b.colBase);
       return true;
-    });
+    }, bandTarget);
   } catch (e) {
     throw asSgfp4Error(e, "WebAssembly decode failed");
   }

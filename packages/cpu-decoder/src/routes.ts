@@ -3,7 +3,7 @@
  * (bands.ts). Every route answers null for "not ok"; the caller then runs parse() (parsed.ts),
  * which throws the exact error, so a valid stream is validated once.
  */
-import { bandBytes, runBands, type BandTarget } from "./bands.js";
+import { bandBytes, bandTargetFor, runBands, type BandTarget } from "./bands.js";
 import { MAX_WASM_BYTES, kernelModule } from "./kernel.js";
 import { fusedLayout, validateInMemory, validatedLayout } from "./layouts.js";
 import { asSgfp4Error, type DecodedArray } from "./options.js";
@@ -20,13 +20,15 @@ import { scratchMemory } from "./scratch.js";
 export function fusedBands(bytes: Uint8Array, r: FastRequest, target: BandTarget): DecodedArray | null {
   const module = kernelModule();
   if (!module) return null;
-  const layout = fusedLayout(bandBytes(r.tilesY, r.tilesX, r.cols), bytes.length, r.tilesX, 0); // the band is the output: no output band
+  const bandTarget = bandTargetFor(r.rows, r.cols, target.format);
+  const layout = fusedLayout(bandBytes(r.tilesY, r.tilesX, r.cols, bandTarget), bytes.length, r.tilesX, 0); // the band is the output: no output band
   if (layout.totalBytes > MAX_WASM_BYTES) return null;
   try {
     const { memory, kernel } = scratchMemory(module, layout.totalBytes);
     new Uint8Array(memory.buffer, layout.streamAt, bytes.length).set(bytes);
     return runBands(kernel, memory, target, (b) =>
       kernel.validate_decode_v2_window(layout.streamAt, bytes.length, r.blockCount, b.b0, b.b1, layout.scratchAt, 0, b.stride, r.rows, r.cols, r.tilesX, b.rowBase, b.colBase) === 0,
+      bandTarget,
     );
   } catch (e) {
     throw asSgfp4Error(e, "WebAssembly decode failed");
@@ -41,7 +43,8 @@ export function fusedBands(bytes: Uint8Array, r: FastRequest, target: BandTarget
 export function validatedBands(bytes: Uint8Array, r: FastRequest, target: BandTarget): DecodedArray | null {
   const module = kernelModule();
   if (!module) return null;
-  const layout = validatedLayout(bandBytes(r.tilesY, r.tilesX, r.cols), r.profile, bytes.length, r.blockCount);
+  const bandTarget = bandTargetFor(r.rows, r.cols, target.format);
+  const layout = validatedLayout(bandBytes(r.tilesY, r.tilesX, r.cols, bandTarget), r.profile, bytes.length, r.blockCount);
   if (layout.totalBytes > MAX_WASM_BYTES) return null;
   try {
     const { memory, kernel } = scratchMemory(module, layout.totalBytes);
@@ -51,7 +54,7 @@ export function validatedBands(bytes: Uint8Array, r: FastRequest, target: BandTa
       const first = blockFirst[b.b0]!;
       kernel.decode_leaves_window(layout.tableAt + first * 16, blockFirst[b.b1]! - first, 0, b.stride, r.rows, r.cols, r.tilesX, b.rowBase, b.colBase);
       return true;
-    });
+    }, bandTarget);
   } catch (e) {
     throw asSgfp4Error(e, "WebAssembly decode failed");
   }

@@ -6,13 +6,13 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse, tiling, type Container } from "@sgfp4/format";
-import { BAND_MIN_OUTPUT_BYTES, validateInMemory, validatedLayout } from "../src/layouts.js";
+import { BAND_MIN_OUTPUT_BYTES, WIDE_BAND_MIN_OUTPUT_BYTES, validateInMemory, validatedLayout } from "../src/layouts.js";
 import { instantiate, kernelModule, pagesFor } from "../src/kernel.js";
 import { buildLeafTable, recordRanges, validateLeafTable, validateRecordRange } from "../src/validate.js";
 import { bandedDecodeV1, fusedDecodeV2 } from "./kernel-harness.js";
 import { createOutput, decode, decodeInto, decodeReference } from "../src/index.js";
 import { Rng, firstBitDifference, generateValid, mutate } from "@sgfp4/testkit";
-import { LAYOUT } from "@sgfp4/format";
+import { LAYOUT, floatBitsToHalfBits } from "@sgfp4/format";
 
 type Profile = "v1" | "v2";
 
@@ -429,6 +429,51 @@ describe("output bands (outputs over BAND_MIN_OUTPUT_BYTES)", () => {
       expect(firstBitDifference(c.expected, out), profile).toBe(-1);
     }
   }, 60_000);
+});
+
+describe("outputs of WIDE_BAND_MIN_OUTPUT_BYTES and more (bands of whole macroblock rows, copied out in one piece)", () => {
+  // cropped in both directions; exact tiles (the kernel-memory band is the whole width: one memory.copy);
+  // wider than 16384 columns (a macroblock row is over 4 MiB: runs of macroblocks again)
+  const shapes: [number, number][] = [
+    [1090, 3900],
+    [1088, 4096],
+    [260, 17000],
+  ];
+  it("decodeInto a plain array, decode() and decodeInto a createOutput array match the construction (v1 and v2)", () => {
+    const rng = new Rng(13, 1);
+    for (const shape of shapes) {
+      expect(shape[0] * shape[1] * 4).toBeGreaterThanOrEqual(WIDE_BAND_MIN_OUTPUT_BYTES);
+      for (const profile of ["v1", "v2"] as const) {
+        const c = generateValid(rng, { profile, shape });
+        const opts = { profile, shape };
+        const plain = new Float32Array(shape[0] * shape[1]);
+        decodeInto(c.bytes, opts, plain);
+        expect(firstBitDifference(c.expected, plain), `${profile} ${shape.join("x")} decodeInto plain`).toBe(-1);
+        expect(firstBitDifference(c.expected, decode(c.bytes, opts)), `${profile} ${shape.join("x")} decode`).toBe(-1);
+        const kernelOut = createOutput(shape);
+        decodeInto(c.bytes, opts, kernelOut);
+        expect(firstBitDifference(c.expected, kernelOut), `${profile} ${shape.join("x")} createOutput`).toBe(-1);
+      }
+    }
+  }, 120_000);
+
+  it("f16 and bf16 outputs of 16 MiB and more: the RNE conversion of the construction", () => {
+    const shape: [number, number] = [2113, 4000]; // 16.1 MiB of halves, cropped both ways
+    expect(shape[0] * shape[1] * 2).toBeGreaterThanOrEqual(WIDE_BAND_MIN_OUTPUT_BYTES);
+    const c = generateValid(new Rng(13, 2), { profile: "v2", shape });
+    const bits = new Uint32Array(c.expected.buffer, c.expected.byteOffset, c.expected.length);
+    const f16 = decode(c.bytes, { profile: "v2", shape, format: "f16" });
+    let bad = -1;
+    for (let i = 0; i < bits.length && bad < 0; i++) if (f16[i] !== floatBitsToHalfBits(bits[i]!)) bad = i;
+    expect(bad, "f16").toBe(-1);
+    const bf16 = new Uint16Array(shape[0] * shape[1]);
+    decodeInto(c.bytes, { profile: "v2", shape, format: "bf16" }, bf16);
+    for (let i = 0; i < bits.length && bad < 0; i++) {
+      const x = bits[i]!; // finite values only: round the dropped 16 bits to nearest, ties to even
+      if (bf16[i] !== ((x + 0x7fff + ((x >>> 16) & 1)) >>> 16)) bad = i;
+    }
+    expect(bad, "bf16").toBe(-1);
+  }, 120_000);
 });
 
 describe("buildLeafTable (entry @sgfp4/cpu-decoder/validate)", () => {
