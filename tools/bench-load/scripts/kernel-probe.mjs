@@ -4,13 +4,15 @@
 // kernel (prepared containers) on 256 MiB of output into buffers allocated at the start, then
 // again after the decoder's user paths have run (pools, staging, readback), into the same buffers
 // and into fresh ones. GPU timestamps. Run from the bundle: node .bench/load/kernel-probe.mjs
-import { createNodeDevice } from "@sgfp4/webgpu-decoder/node";
-import { WebGpuDecoder, COPY_SHADER } from "@sgfp4/webgpu-decoder";
 import { WorkerPool, encodeTensor, synthetic } from "@sgfp4/encoder";
 import { GpuFloors } from "../dist/webgpu-floors.js";
 import { availableParallelism } from "node:os";
 
+// exact timestamps: the flags must be set before the node entry is loaded (session 13's run set
+// them after a static import, so its timestamps were quantized to 62.5 us per pass)
 process.env.SGFP4_DAWN_FLAGS ??= "enable-dawn-features=allow_unsafe_apis disable-dawn-features=timestamp_quantization";
+const { createNodeDevice } = await import("@sgfp4/webgpu-decoder/node");
+const { WebGpuDecoder, COPY_SHADER } = await import("@sgfp4/webgpu-decoder");
 const U = { MAP_READ: 1, COPY_SRC: 4, COPY_DST: 8, UNIFORM: 0x40, STORAGE: 0x80 };
 const shape = [Number(process.env.PROBE_ROWS ?? 4096), 8192]; // PROBE_ROWS: a small smoke run
 const pool = new WorkerPool(availableParallelism());

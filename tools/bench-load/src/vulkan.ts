@@ -149,13 +149,9 @@ async function readback(w: Workload, reps: number, bench: BenchAddon): Promise<L
   // direct default replaced for hand-overs in session 13; switched per call
   process.env.SGFP4_VULKAN_DIRECT = "0";
   const staged = await recycledMs(() => decode(w.bytes, opts), reps, bench).finally(() => delete process.env.SGFP4_VULKAN_DIRECT);
-  // the direct path with its inputs copied into device memory first (only the writes cross the bus)
-  process.env.SGFP4_VULKAN_DIRECT_UPLOAD = "1";
-  const uploaded = await recycledMs(() => decode(w.bytes, opts), reps, bench).finally(() => delete process.env.SGFP4_VULKAN_DIRECT_UPLOAD);
   const rows = [
     ratioRow({ ...base, ...floor32, path: "decode (new Float32Array)", ms: plain.ms, bitsOk: sameBits(plain.last, w.reference), note: plain.note }),
     ratioRow({ ...base, ...floor32, goal: undefined, path: "decode (new Float32Array), SGFP4_VULKAN_DIRECT=0 (staged)", ms: staged.ms, bitsOk: sameBits(staged.last, w.reference), note: "diagnostic: the staged path the direct default replaced" }),
-    ratioRow({ ...base, ...floor32, goal: undefined, path: "decode (new Float32Array), SGFP4_VULKAN_DIRECT_UPLOAD=1", ms: uploaded.ms, bitsOk: sameBits(uploaded.last, w.reference), note: "diagnostic: direct, inputs copied to device memory first" }),
     ratioRow({ ...base, ...floor32, path: "decodeInto (caller's Float32Array)", ms: intoMs, bitsOk: sameBits(into, w.reference) }),
     ratioRow({ ...base, ...floor32, path: "decodeAsync (new Float32Array)", ms: async.ms, bitsOk: sameBits(async.last, w.reference), note: async.note }),
     ratioRow({ backend: "vulkan", workload: w.name, ...floor32, path: "decode, first call on an empty pool", ms: coldMs, bitsOk: coldOk, note: "every buffer allocated in the call (no goal)" }),

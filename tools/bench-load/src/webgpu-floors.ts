@@ -164,10 +164,12 @@ export class GpuFloors {
 
 /**
  * Two large buffers made before any other, for the kernel rows: `out` (the decode kernels' output
- * and the copy's destination) and `src` (the copy's source). Dawn on the H100/H200 runs kernels
- * 1.8-3x slower, copy included, on large buffers created after others were created and destroyed
- * in the process (docs/history/webgpu-benchmarks.md, "order-dependent slowdown";
- * scripts/kernel-probe.mjs), so buffers made per workload measured that placement, not the kernel.
+ * and the copy's destination) and `src` (the copy's source), so that where a buffer was placed
+ * cannot differ between workloads. From the second workload on, the kernel rows and their copy
+ * floor run 1.8-3x slower on the H100/H200 (docs/history/webgpu-benchmarks.md, "order-dependent
+ * slowdown"); session 13 showed it is not buffer placement: these reserved buffers slowed down
+ * too, while scripts/kernel-probe.mjs, in a fresh process, saw no slowdown into early or late
+ * buffers after the decoder's user paths. Its cause is still open.
  */
 export interface ReservedBuffers {
   out: GPUBuffer;

@@ -148,43 +148,25 @@ Lease decodeDirect(VulkanDevice& d, const uint8_t* bytes, size_t len, const Cont
   const Plan plan = planFor(d, c, len, format);
   if (plan.chunks.size() != 1) return Lease();
   const uint64_t leafBytes = c.leafTable.size() * 4, firstBytes = c.blockFirstLeaf.size() * 4;
-  // SGFP4_VULKAN_DIRECT_UPLOAD=1 (a measurement switch, read per call): the inputs copied into
-  // device memory first, in the same submission, so the kernel reads them from device memory
-  // and only its writes cross the bus.
-  const char* up = std::getenv("SGFP4_VULKAN_DIRECT_UPLOAD");
-  const bool upload = up && up[0] == '1';
-  const Memory inputs = upload ? Memory::Device : Memory::HostUpload;
+  // Inputs read over the bus too: copying them into device memory first (in the same submission)
+  // was measured in session 13 and gained nothing consistent (BENCHMARKS.md).
   DeviceJob job;
-  job.stream = Lease(d.pool, inputs, plan.streamBytes);
-  job.leaves = Lease(d.pool, inputs, leafBytes);
-  job.firstLeaf = Lease(d.pool, inputs, firstBytes);
+  job.stream = Lease(d.pool, Memory::HostUpload, plan.streamBytes);
+  job.leaves = Lease(d.pool, Memory::HostUpload, leafBytes);
+  job.firstLeaf = Lease(d.pool, Memory::HostUpload, firstBytes);
   job.outputs.emplace_back(d.pool, Memory::HostReadback, plan.outputBytes(plan.chunks[0]));
   const struct {
     Buffer* dst;
     const void* src;
     uint64_t n;
   } fills[3] = {{&job.stream.buf, bytes, len}, {&job.leaves.buf, c.leafTable.data(), leafBytes}, {&job.firstLeaf.buf, c.blockFirstLeaf.data(), firstBytes}};
-  uint64_t stagingBytes = 0;
-  for (const auto& f : fills) stagingBytes += (f.dst->size + 15) & ~uint64_t(15);
-  Lease staging = upload ? Lease(d.pool, Memory::HostUpload, stagingBytes) : Lease();
-  uint64_t at = 0;
   for (const auto& f : fills) {
-    auto* p = static_cast<uint8_t*>(upload ? staging.buf.mapped : f.dst->mapped) + (upload ? at : 0);
+    auto* p = static_cast<uint8_t*>(f.dst->mapped);
     if (f.n) copyParallel(p, static_cast<const uint8_t*>(f.src), f.n);
     std::memset(p + f.n, 0, f.dst->size - f.n);  // the tail of the 16-byte rounding too
-    at += (f.dst->size + 15) & ~uint64_t(15);
   }
   writeSets(d, job, c, plan);
   Submission sub(d);  // after the buffers: destroyed first, waiting for the device if a wait failed
-  if (upload) {
-    at = 0;
-    for (const auto& f : fills) {
-      VkBufferCopy region{at, 0, f.dst->size};
-      vkCmdCopyBuffer(sub.cmd, staging.buf.buf, f.dst->buf, 1, &region);
-      at += (f.dst->size + 15) & ~uint64_t(15);
-    }
-    barrier(sub.cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_ACCESS_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_READ_BIT);
-  }
   recordDecode(d, sub.cmd, job, c, plan, d.decodePipeline(format));
   barrier(sub.cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_ACCESS_SHADER_WRITE_BIT, VK_PIPELINE_STAGE_HOST_BIT, VK_ACCESS_HOST_READ_BIT);
   sub.submitAndWait();
