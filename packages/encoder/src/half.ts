@@ -95,7 +95,24 @@ export function scaleToHalfBits(s: number): number {
   return bits > 0x7bff ? 0x7bff : bits;
 }
 
-/** Bias: nearest FP16 (v1) or nearest FP16 with the low 4 bits zero (v2). */
+/**
+ * Bias: nearest FP16 (v1) or nearest FP16 with the low 4 bits zero (v2). Normal-range values
+ * (every start and refit bias in practice, 20-40 per leaf) take nearestHalfBits' normal branch
+ * written out without its NaN, -0 and clipping steps and with the quantum's division folded into
+ * the power of two (both exact): the same bits; the rest go through nearestHalfBits.
+ */
 export function biasToHalfBits(b: number, v2: boolean): number {
-  return nearestHalfBits(b, v2 ? 16 : 1);
+  const a = b < 0 ? -b : b;
+  if (!(a >= MIN_NORMAL_HALF && a <= HALF_MAX)) return nearestHalfBits(b, v2 ? 16 : 1);
+  exponentView[0] = a;
+  const e = (exponentWords[1]! >>> 20) - 1023;
+  const f = a * POW2[(v2 ? 36 : 40) - e]!; // a * 2^(10 - e) / quantum, in [1024, 2048) / quantum
+  const floorF = Math.floor(f);
+  const frac = f - floorF;
+  // roundHalfEven(f); floorF is a non-negative integer below 2048, so & 1 is its parity
+  const r = frac > 0.5 || (frac === 0.5 && (floorF & 1) === 1) ? floorF + 1 : floorF;
+  let bits = ((e + 15) << 10) + ((v2 ? r * 16 : r) - 1024); // a carry moves into the exponent
+  const maxBits = v2 ? MASKED_HALF_MAX_BITS : 0x7bff;
+  if (bits > maxBits) bits = maxBits;
+  return b < 0 ? 0x8000 | bits : bits;
 }

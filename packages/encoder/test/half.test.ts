@@ -70,6 +70,24 @@ describe("nearestHalfBits", () => {
       }
     }
   });
+  it("biasToHalfBits (its normal-range fast path included) is nearestHalfBits at the bias quantum: every half, the midpoints, values one ulp off, both signs", () => {
+    const check = (x: number): void => {
+      expect(biasToHalfBits(x, true)).toBe(nearestHalfBits(x, 16));
+      expect(biasToHalfBits(x, false)).toBe(nearestHalfBits(x, 1));
+    };
+    const bad: number[] = [];
+    for (let bits = 0; bits < 0x7c00; bits += 1) {
+      const h = halfToFloat(bits);
+      const mid = (h + (bits < 0x7bff ? halfToFloat(bits + 1) : 65536)) / 2;
+      for (const x of [h, mid, h * (1 + 2 ** -52), h * (1 - 2 ** -53), mid * (1 + 2 ** -52), mid * (1 - 2 ** -53)]) {
+        for (const y of [x, -x]) {
+          if (biasToHalfBits(y, true) !== nearestHalfBits(y, 16) || biasToHalfBits(y, false) !== nearestHalfBits(y, 1)) bad.push(y);
+        }
+      }
+    }
+    expect(bad).toEqual([]);
+    for (const x of [0, -0, Number.NaN, Infinity, -Infinity, 65504, 65520, 1e30, -1e30, 2 ** -14, 2 ** -14 * (1 - 2 ** -53), 2 ** -25, 5e-324]) check(x);
+  });
   it("scale is never negative", () => {
     expect(scaleToHalfBits(-1)).toBe(0);
     expect(scaleToHalfBits(0)).toBe(0);

@@ -110,7 +110,7 @@ export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mod
     }
   }
   for (let k = 0; k < ws.jointStarts; k++) {
-    const err = leastSquaresFor(ws, v, n, stride, rn, mode, ws.jointScale[k]!, ws.jointBias[k]!, rsv, rsvv, v2);
+    const err = leastSquaresFor(ws, v, n, stride, rn, mode, ws.jointScale[k]!, ws.jointBias[k]!, rsv, rsvv, v2, bestErr);
     if (err < bestErr) {
       bestErr = err;
       bestScaleBits = ws.lsScaleBits;
@@ -149,7 +149,7 @@ function rankingStride(n: number): number {
  * The sums run over v[0], v[stride], ... below len: n weights, whose sum and sum of squares are
  * sv and svv.
  */
-function leastSquaresFor(ws: FitWorkspace, v: Float64Array, len: number, stride: number, n: number, mode: Mode, S0: number, B0: number, sv: number, svv: number, v2: boolean): number {
+function leastSquaresFor(ws: FitWorkspace, v: Float64Array, len: number, stride: number, n: number, mode: Mode, S0: number, B0: number, sv: number, svv: number, v2: boolean, bestErr: number): number {
   let sq = 0;
   let sqq = 0;
   let sqv = 0;
@@ -181,10 +181,37 @@ function leastSquaresFor(ws: FitWorkspace, v: Float64Array, len: number, stride:
   if (!(den > 0)) return Infinity;
   const S = (n * sqv - sq * sv) / den;
   if (!(S > 0)) return Infinity;
+  if (cannotBeat(n, S, sq, sqq, sqv, sv, svv, den, bestErr)) return Infinity;
   ws.lsScaleBits = scaleToHalfBits(S);
   const s = halfBitsValue(ws.lsScaleBits);
   ws.lsBiasBits = biasToHalfBits((sv - s * sq) / n, v2);
   const b = halfBitsValue(ws.lsBiasBits);
   // sum (w - s q - b)^2 expanded
   return svv - 2 * s * sqv - 2 * b * sv + s * s * sqq + 2 * s * b * sq + n * b * b;
+}
+
+/**
+ * Whether the error leastSquaresFor would compute for these sums (its stored (s, b)) is proven
+ * at least bestErr, so that the start cannot be the ranking's best (its `err < bestErr` fails):
+ * then the stored values need not be rounded. With the sums taken as exact numbers, the
+ * expanded error F(s, b) = svv - 2 s sqv - 2 b sv + s^2 sqq + 2 s b sq + n b^2 is a quadratic
+ * with a positive definite Hessian (den > 0), so F(s, b) >= its minimum over all real (s, b),
+ * F* = svv - (n sqv^2 - 2 sq sv sqv + sqq sv^2) / den. The computed error differs from F(s, b)
+ * by at most 9 * 2^-53 times the sum of its terms' magnitudes (bounded here through s <= S (1 +
+ * 2^-10) + 2^-24, the FP16 scale's rounding, and the bias's: at most 2^-6 relative plus 2^-20),
+ * and the computed F* from F* by at most 9 * 2^-53 times its terms' magnitudes; both bounds are
+ * taken as 1e-12 of those magnitudes (a margin of over 100x, which also covers the rounding of
+ * these bounds themselves). Exact: only starts that could not win are cut short.
+ */
+function cannotBeat(n: number, S: number, sq: number, sqq: number, sqv: number, sv: number, svv: number, den: number, bestErr: number): boolean {
+  if (!(bestErr < Infinity)) return false;
+  const asq = sq < 0 ? -sq : sq;
+  const asv = sv < 0 ? -sv : sv;
+  const asqv = sqv < 0 ? -sqv : sqv;
+  const explained = (n * sqv * sqv + 2 * asq * asv * asqv + sqq * sv * sv) / den;
+  const fStar = svv - (n * sqv * sqv - 2 * sq * sv * sqv + sqq * sv * sv) / den;
+  const sMax = S * (1 + 2 ** -10) + 2 ** -24;
+  const bMax = ((asv + sMax * asq) / n) * (1 + 2 ** -6) + 2 ** -20;
+  const terms = svv + 2 * sMax * asqv + 2 * bMax * asv + sMax * sMax * sqq + 2 * sMax * bMax * asq + n * bMax * bMax;
+  return fStar - 1e-12 * (svv + explained + terms) >= bestErr;
 }
