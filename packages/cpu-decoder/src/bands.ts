@@ -8,27 +8,27 @@
 import type { KernelExports } from "./kernel.js";
 import type { DecodedArray, OutputFormat } from "./options.js";
 import { BandRows } from "./output.js";
+import { WIDE_BAND_MAX_BYTES, WIDE_BAND_MIN_OUTPUT_BYTES } from "./layouts.js";
 
 /** Target size of one band's f32 output: fits in L2 next to the inputs. */
 export const BAND_TARGET_BYTES = 256 * 1024;
 
 /**
- * Outputs of at least this many bytes (larger than the caches) are copied out in bands of whole
- * macroblock rows of ROW_BAND_BYTES to ROW_BAND_MAX_BYTES, one `set` each: a copy that large is
+ * Outputs of at least WIDE_BAND_MIN_OUTPUT_BYTES (larger than the caches; layouts.ts, shared with
+ * the in-place route's whole-width band) are copied out in bands of whole macroblock rows of
+ * ROW_BAND_BYTES to WIDE_BAND_MAX_BYTES, one `set` each: a copy that large is
  * written by the C library's memmove with non-temporal stores (no read of each output line
  * before it is overwritten), while 64 short rows per band (runs of macroblocks) are read for
  * ownership first. Session 13, encoder v2 4096x8192 on the 2-core AMD EPYC: the copy-out of
  * 128 MiB took ~15.6 ms in 4 KiB rows and ~7.7 ms in 2 MiB bands; the kernel itself writing a
  * 2 MiB band instead of a 256 KiB one was at most ~5% slower (BENCHMARKS.md, session 13).
  */
-export const ROW_BANDS_MIN_OUTPUT_BYTES = 16 * 1024 * 1024;
 export const ROW_BAND_BYTES = 2 * 1024 * 1024;
-export const ROW_BAND_MAX_BYTES = 4 * 1024 * 1024;
 
 /** Band target of the single-thread routes for an output of rows x cols in `format`. */
 export function bandTargetFor(rows: number, cols: number, format: OutputFormat): number {
-  if (rows * cols * (format === "f32" ? 4 : 2) < ROW_BANDS_MIN_OUTPUT_BYTES) return BAND_TARGET_BYTES;
-  return Math.max(ROW_BAND_BYTES, Math.min(ROW_BAND_MAX_BYTES, 64 * cols * 4));
+  if (rows * cols * (format === "f32" ? 4 : 2) < WIDE_BAND_MIN_OUTPUT_BYTES) return BAND_TARGET_BYTES;
+  return Math.max(ROW_BAND_BYTES, Math.min(WIDE_BAND_MAX_BYTES, 64 * cols * 4));
 }
 
 /**

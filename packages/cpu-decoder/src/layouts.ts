@@ -88,10 +88,9 @@ export const BLOCK_BYTES = 64 * 64 * 4;
 export const BAND_MIN_OUTPUT_BYTES = 8 * 1024 * 1024;
 /**
  * Outputs from this size up (larger than the caches) use a band of the tensor's whole width when
- * that is at most WIDE_BAND_MAX_BYTES: flush_band then copies it out with one memory.copy, which
- * the engine's memmove writes with non-temporal stores, instead of 64 row copies of 4 KiB whose
- * output lines are each read for ownership first (session 13: the plain-array routes' copy-out of
- * 128 MiB took ~15.6 ms in 4 KiB rows, ~7.7 ms in 2 MiB bands; src/bands.ts bandTargetFor).
+ * that is at most WIDE_BAND_MAX_BYTES: flush_band then copies it out with one memory.copy instead
+ * of 64 row copies of 4 KiB (why: bands.ts `bandTargetFor`, which the plain-array routes use with
+ * the same two sizes).
  */
 export const WIDE_BAND_MIN_OUTPUT_BYTES = 16 * 1024 * 1024;
 export const WIDE_BAND_MAX_BYTES = 4 * 1024 * 1024;

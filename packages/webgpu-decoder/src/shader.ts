@@ -52,7 +52,7 @@ export function paramWords(p: {
 
 /**
  * - "single": every macroblock is one leaf; leaf = block, no tables; T158 and FP4 on separate
- *   branches (uniform across a block), the full signed-zero logic.
+ *   branches (uniform across a block).
  * - "tree": several leaves per macroblock; leaves staged in workgroup memory, each thread finds
  *   its cell's leaf (see the header).
  */
@@ -107,7 +107,16 @@ ${PARAMS_WGSL}
 @group(0) @binding(3) var<storage, read_write> output: ${outType};
 ${variant === "tree" ? "@group(0) @binding(4) var<storage, read> firstLeaf: array<u32>; // each block's first leaf, and the end" : ""}
 ${checked ? "@group(0) @binding(6) var<storage, read> status: array<u32>;" : ""}
-${half ? HALF_CONVERSIONS : ""}`;
+${half ? HALF_CONVERSIONS : ""}
+
+// One element: f32(S) * code + f32(Bias) (S * code is exact, so fused or not gives the same bits).
+// A zero sum is -0 only where Bias is -0 (flip = 0x80000000) and S * code is -0: the sign of S,
+// flipped for code < 0; else +0 (IEEE-754 round to nearest), computed here because WGSL lets an
+// implementation ignore the sign of zero.
+fn affine(s: f32, bias: f32, sBits: u32, flip: u32, code: i32) -> u32 {
+  let w = s * f32(code) + bias;
+  return select(bitcast<u32>(w), (sBits & flip) ^ select(0u, flip, code < 0), w == 0.0);
+}`;
   const skip = `group >= p.blockCount${checked ? " || status[0] <= p.statusIndex" : ""}`;
   return variant === "single" ? singleShader(bindings, skip, store) : treeShader(bindings, skip, store);
 }
@@ -115,30 +124,17 @@ ${half ? HALF_CONVERSIONS : ""}`;
 function singleShader(bindings: string, skip: string, store: string): string {
   return /* wgsl */ `${bindings}
 
-// info: the geometry word (bits 0-15, read with sgfp4_geometry_*), and bit 16 bias is -0,
-// 17 scale is negative, 18 scale is zero
-struct LeafParams { s: f32, bias: f32, info: u32, word: u32 }
+// geometry: the leaf's geometry word (read with sgfp4_geometry_*); sBits and flip as affine() takes them
+struct LeafParams { s: f32, bias: f32, sBits: u32, flip: u32, geometry: u32, word: u32 }
 
 fn leafParams(leaf: vec4<u32>) -> LeafParams {
   let params = leaf[SGFP4_LEAF_WORD_PARAMS];
   let sBits = sgfp4_half_to_float_bits(sgfp4_params_scale_bits(params));
   let bBits = sgfp4_half_to_float_bits(sgfp4_params_bias_bits(params));
-  var info = leaf[SGFP4_LEAF_WORD_GEOMETRY] & 0xffffu;
-  if (bBits == 0x80000000u) { info |= 0x10000u; }
-  if ((sBits & 0x80000000u) != 0u) { info |= 0x20000u; }
-  if ((sBits & 0x7fffffffu) == 0u) { info |= 0x40000u; }
-  return LeafParams(bitcast<f32>(sBits), bitcast<f32>(bBits), info, leaf[SGFP4_LEAF_WORD_PAYLOAD] >> 2u);
+  let flip = select(0u, 0x80000000u, bBits == 0x80000000u);
+  return LeafParams(bitcast<f32>(sBits), bitcast<f32>(bBits), sBits, flip, leaf[SGFP4_LEAF_WORD_GEOMETRY] & 0xffffu, leaf[SGFP4_LEAF_WORD_PAYLOAD] >> 2u);
 }
 
-// One element: f32(S) * code + f32(Bias), zero sign fixed by integer logic.
-fn affine(s: f32, b: f32, info: u32, code: i32) -> u32 {
-  let w = s * f32(code) + b;
-  // S * code is -0 when it is zero and the signs differ; a zero sum is -0 only if both are -0.
-  let productZero = code == 0 || (info & 0x40000u) != 0u;
-  let productNegative = ((info & 0x20000u) != 0u) != (code < 0);
-  let negZero = (info & 0x10000u) != 0u && productZero && productNegative;
-  return select(bitcast<u32>(w), select(0u, 0x80000000u, negZero), w == 0.0);
-}
 
 @compute @workgroup_size(${WORKGROUP_SIZE.single})
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
@@ -153,9 +149,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let lp = leafParams(leaves[b - p.leafBase]);
   let s = lp.s;
   let bias = lp.bias;
-  let info = lp.info;
+  let sBits = lp.sBits;
+  let flip = lp.flip;
   let word = lp.word;
-  let t158 = sgfp4_geometry_mode(info) == SGFP4_MODE_T158;
+  let t158 = sgfp4_geometry_mode(lp.geometry) == SGFP4_MODE_T158;
   for (var h = 0u; h < 2u; h++) {
     let cy = ((t >> 4u) * 2u + h) * 4u;
     let r0 = by * 64u + cy;
@@ -163,7 +160,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       let r = r0 + i;
       let codeIndex = (cy + i) * 64u + cx; // a multiple of 4
       var v: vec4<u32>;
-      ${BRANCHED_MODES}
+      ${branchedModes((log2) => `payload[word + (codeIndex >> ${log2}u)]`, "codeIndex")}
       let e = r * p.cols + c;
       ${store}
     }
@@ -248,7 +245,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let s = bitcast<f32>(sBits);
   let bBits = sBias[li];
   let bias = bitcast<f32>(bBits);
-  // a zero result is -0 only where Bias is -0 and S * code is -0: the sign of S, flipped for code < 0
   let flip = select(0u, 0x80000000u, bBits == 0x80000000u);
   let pay = sPay[li];
   let cy = (cell >> 4u) * 4u;
@@ -263,21 +259,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   for (var k = 0u; k < 4u; k++) {
     let r = by * 64u + cy + k;
     var v: vec4<u32>;
-    if (t158) {
-      let bits = words[k] >> ((at[k] & 15u) * 2u); // 16 two-bit symbols per word, low bits first
-      for (var j = 0u; j < 4u; j++) { v[j] = affineTree(s, bias, sBits, flip, sgfp4_t158_code(bits >> (2u * j))); }
-    } else {
-      let bits = words[k] >> ((at[k] & 7u) * 4u); // 8 nibbles per word, low nibble first
-      for (var j = 0u; j < 4u; j++) { v[j] = affineTree(s, bias, sBits, flip, sgfp4_fp4_code(bits >> (4u * j))); }
-    }
+    ${branchedModes(() => "words[k]", "at[k]")}
     let e = r * p.cols + c;
     ${store}
   }
-}
-
-fn affineTree(s: f32, bias: f32, sBits: u32, flip: u32, code: i32) -> u32 {
-  let w = s * f32(code) + bias;
-  return select(bitcast<u32>(w), (sBits & flip) ^ select(0u, flip, code < 0), w == 0.0);
 }
 `;
 }
@@ -310,18 +295,17 @@ fn f32ToBf16(x: u32) -> u32 {
   return (x + 0x7fffu + ((x >> 16u) & 1u)) >> 16u;
 }`;
 
-const BRANCHED_MODES = /* wgsl */ `if (t158) {
-        // 16 two-bit symbols per word, low bits first
-        let bits = payload[word + (codeIndex >> 4u)] >> ((codeIndex & 15u) * 2u);
-        for (var j = 0u; j < 4u; j++) {
-          v[j] = affine(s, bias, info, sgfp4_t158_code(bits >> (2u * j)));
-        }
+/**
+ * The four values of a cell row into `v`, T158 and FP4 on separate branches (a leaf's mode is
+ * uniform across a block, and across a warp's tile in leaves of 32x32 and up): `word(perWordLog2)`
+ * is the payload word holding code `index` (a multiple of 4) when a word holds 2^perWordLog2 codes.
+ */
+const branchedModes = (word: (perWordLog2: number) => string, index: string) => /* wgsl */ `if (t158) {
+        let bits = ${word(4)} >> ((${index} & 15u) * 2u); // 16 two-bit symbols per word, low bits first
+        for (var j = 0u; j < 4u; j++) { v[j] = affine(s, bias, sBits, flip, sgfp4_t158_code(bits >> (2u * j))); }
       } else {
-        // 8 nibbles per word, low nibble first
-        let bits = payload[word + (codeIndex >> 3u)] >> ((codeIndex & 7u) * 4u);
-        for (var j = 0u; j < 4u; j++) {
-          v[j] = affine(s, bias, info, sgfp4_fp4_code(bits >> (4u * j)));
-        }
+        let bits = ${word(3)} >> ((${index} & 7u) * 4u); // 8 nibbles per word, low nibble first
+        for (var j = 0u; j < 4u; j++) { v[j] = affine(s, bias, sBits, flip, sgfp4_fp4_code(bits >> (4u * j))); }
       }`;
 
 /** Plain copy of vec4<f32>, the bandwidth yardstick of the benchmarks. */

@@ -12,8 +12,8 @@ import { availableParallelism } from "node:os";
 // them after a static import, so its timestamps were quantized to 62.5 us per pass)
 process.env.SGFP4_DAWN_FLAGS ??= "enable-dawn-features=allow_unsafe_apis disable-dawn-features=timestamp_quantization";
 const { createNodeDevice } = await import("@sgfp4/webgpu-decoder/node");
-const { WebGpuDecoder, COPY_SHADER } = await import("@sgfp4/webgpu-decoder");
-const U = { MAP_READ: 1, COPY_SRC: 4, COPY_DST: 8, UNIFORM: 0x40, STORAGE: 0x80 };
+const { WebGpuDecoder } = await import("@sgfp4/webgpu-decoder");
+const U = { COPY_SRC: 4, COPY_DST: 8, STORAGE: 0x80 };
 const shape = [Number(process.env.PROBE_ROWS ?? 4096), 8192]; // PROBE_ROWS: a small smoke run
 const pool = new WorkerPool(availableParallelism());
 const work = [];
@@ -27,29 +27,12 @@ const floors = new GpuFloors(device, 5);
 const decoder = new WebGpuDecoder(device);
 const OUT = shape[0] * shape[1] * 4;
 const BIG = 2 * OUT;
-const copyModule = device.createShaderModule({ code: COPY_SHADER });
-const copyPipe = device.createComputePipeline({ layout: "auto", compute: { module: copyModule, entryPoint: "main" } });
 
 function buffers() {
   return { src: device.createBuffer({ size: BIG, usage: U.STORAGE }), dst: device.createBuffer({ size: BIG, usage: U.STORAGE | U.COPY_SRC }) };
 }
-async function copyMs(b) {
-  const maxBind = Math.floor(device.limits.maxStorageBufferBindingSize / 16384) * 16384;
-  const groups = [];
-  for (let at = 0; at < BIG; at += maxBind) {
-    const n = Math.min(maxBind, BIG - at);
-    const count = Math.ceil(n / 16 / 1024);
-    const x = Math.min(count, device.limits.maxComputeWorkgroupsPerDimension);
-    const u = device.createBuffer({ size: 16, usage: U.UNIFORM | U.COPY_DST });
-    device.queue.writeBuffer(u, 0, new Uint32Array([n / 16, x, 0, 0]));
-    const entries = [{ buffer: b.src, offset: at, size: n }, { buffer: b.dst, offset: at, size: n }, { buffer: u }].map((resource, binding) => ({ binding, resource }));
-    groups.push({ bind: device.createBindGroup({ layout: copyPipe.getBindGroupLayout(0), entries }), x, y: Math.ceil(count / x) });
-  }
-  return floors.passMs((pass) => {
-    pass.setPipeline(copyPipe);
-    for (const g of groups) { pass.setBindGroup(0, g.bind); pass.dispatchWorkgroups(g.x, g.y); }
-  }, 4);
-}
+// the copy floor between the buffers the kernels write (GpuFloors.copyKernelMs' reserved form)
+const copyMs = (b) => floors.copyKernelMs(BIG, 4, { out: b.dst, src: b.src, bytes: BIG });
 async function kernelMs(b, w) {
   const prepared = decoder.prepare(w.bytes, { profile: w.profile, shape });
   try {
