@@ -6,6 +6,7 @@
 export * from "./half.js";
 export * from "./laplacian.js";
 export * from "./fit.js";
+export { fitKernels, useFitKernels } from "./fit/kernels.js";
 export * from "./quadtree.js";
 export * from "./rd.js";
 export * from "./blocks.js";

@@ -11,6 +11,7 @@
  */
 import { MODE_FP4, type Mode } from "@sgfp4/format";
 import { halfBitsValue } from "../half.js";
+import { fitKernels, valuesIn } from "./kernels.js";
 import type { Fitted, PassSums } from "./types.js";
 import type { FitWorkspace } from "./workspace.js";
 
@@ -83,6 +84,15 @@ export function pass(ws: FitWorkspace, v: Float64Array, n: number, mode: Mode, s
   const B = halfBitsValue(biasBits);
   // one loop per mode, without a per-element mode branch
   if (!(S > 0)) return assignZero(ws.passSums, v, n, B, out);
+  const kern = (n & 1) === 0 ? fitKernels() : null;
+  if (kern) {
+    // two weights per vector, the error and sum q w added in index order: the loops' numbers
+    valuesIn(kern, v, n);
+    const done = mode === MODE_FP4 ? kern.passFp4(n, S, B, stopAt) : kern.passT158(n, S, B, stopAt);
+    out.set(done === n ? kern.passCodes.subarray(0, n) : kern.passCodes.subarray(0, done));
+    const k = kern.passSums;
+    return passResult(ws.passSums, k[0]!, k[1]!, k[2]!, k[3]!, k[4]!);
+  }
   return mode === MODE_FP4 ? assignFp4(ws, v, n, S, B, out, stopAt) : assignT158(ws, v, n, S, B, out, stopAt);
 }
 

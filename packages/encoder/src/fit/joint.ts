@@ -14,6 +14,7 @@
 import { MODE_FP4, type Mode } from "@sgfp4/format";
 import { biasToHalfBits, halfBitsValue, scaleToHalfBits } from "../half.js";
 import { assignAndMeasure } from "./codes.js";
+import { fitKernels, valuesIn } from "./kernels.js";
 import { refit } from "./refit.js";
 import type { Fitted } from "./types.js";
 import type { FitWorkspace } from "./workspace.js";
@@ -109,12 +110,33 @@ export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mod
       rsvv += w * w;
     }
   }
-  for (let k = 0; k < ws.jointStarts; k++) {
-    const err = leastSquaresFor(ws, v, n, stride, rn, mode, ws.jointScale[k]!, ws.jointBias[k]!, rsv, rsvv, v2, bestErr);
-    if (err < bestErr) {
-      bestErr = err;
-      bestScaleBits = ws.lsScaleBits;
-      bestBiasBits = ws.lsBiasBits;
+  const kern = fitKernels();
+  const starts = ws.jointStarts;
+  if (kern && starts > 0) {
+    // every start's code sums at once (the kernel's lanes: the loop below's numbers), then
+    // ranked in the same order
+    valuesIn(kern, v, n);
+    kern.startScale.set(ws.jointScale.subarray(0, starts));
+    kern.startBias.set(ws.jointBias.subarray(0, starts));
+    if (mode === MODE_FP4) kern.rankFp4(n, stride, starts);
+    else kern.rankT158(n, stride, starts);
+    const sums = kern.startSums;
+    for (let k = 0; k < starts; k++) {
+      const err = leastSquaresOfSums(ws, rn, sums[3 * k]!, sums[3 * k + 1]!, sums[3 * k + 2]!, rsv, rsvv, v2, bestErr);
+      if (err < bestErr) {
+        bestErr = err;
+        bestScaleBits = ws.lsScaleBits;
+        bestBiasBits = ws.lsBiasBits;
+      }
+    }
+  } else {
+    for (let k = 0; k < starts; k++) {
+      const err = leastSquaresFor(ws, v, n, stride, rn, mode, ws.jointScale[k]!, ws.jointBias[k]!, rsv, rsvv, v2, bestErr);
+      if (err < bestErr) {
+        bestErr = err;
+        bestScaleBits = ws.lsScaleBits;
+        bestBiasBits = ws.lsBiasBits;
+      }
     }
   }
   if (!(bestErr < Infinity)) return flat();
@@ -177,6 +199,11 @@ function leastSquaresFor(ws: FitWorkspace, v: Float64Array, len: number, stride:
       sqv += q * w;
     }
   }
+  return leastSquaresOfSums(ws, n, sq, sqq, sqv, sv, svv, v2, bestErr);
+}
+
+/** leastSquaresFor's solution and error from a start's code sums (sq, sqq, sqv over the n ranked weights). */
+function leastSquaresOfSums(ws: FitWorkspace, n: number, sq: number, sqq: number, sqv: number, sv: number, svv: number, v2: boolean, bestErr: number): number {
   const den = n * sqq - sq * sq;
   if (!(den > 0)) return Infinity;
   const S = (n * sqv - sq * sv) / den;

@@ -9,6 +9,7 @@
 import { MODE_FP4 } from "@sgfp4/format";
 import { halfBitsValue } from "../half.js";
 import { assignAndMeasure, pass } from "./codes.js";
+import { fitKernels, valuesIn } from "./kernels.js";
 import type { FitOptions, Fitted } from "./types.js";
 import type { FitWorkspace } from "./workspace.js";
 
@@ -58,6 +59,8 @@ export function polishStored(ws: FitWorkspace, v: Float64Array, n: number, f: Fi
   const cs = ws.polishScale;
   const cb = ws.polishBias;
   const err = ws.polishError;
+  // v is in the kernels' buffer (copied at the first round that needs it)
+  let kernValues = false;
   for (let round = 0; round < MAX_ROUNDS; round++) {
     const s0 = best.scaleBits;
     const b0 = best.biasBits;
@@ -86,7 +89,18 @@ export function polishStored(ws: FitWorkspace, v: Float64Array, n: number, f: Fi
     }
     const stop = best.sse;
     const spare = best.codes === ws.roundCodesA ? ws.roundCodesB : ws.roundCodesA;
-    if (best.mode === MODE_FP4) {
+    const kern = best.mode === MODE_FP4 && count > 0 ? fitKernels() : null;
+    if (kern) {
+      // the pairs' errors two per vector (the loop of fp4ErrorsOf4 per lane: the same numbers)
+      if (!kernValues) valuesIn(kern, v, n);
+      kernValues = true;
+      for (let k = 0; k < count; k++) {
+        kern.pairScale[k] = halfBitsValue(cs[k]!);
+        kern.pairBias[k] = halfBitsValue(cb[k]!);
+      }
+      kern.polishFp4(n, count, stop);
+      for (let k = 0; k < count; k++) err[k] = kern.pairError[k]!;
+    } else if (best.mode === MODE_FP4) {
       for (let k = 0; k < count; k += 4) fp4ErrorsOf4(ws, v, n, k, count, stop);
     } else {
       for (let k = 0; k < count; k++) err[k] = pass(ws, v, n, best.mode, cs[k]!, cb[k]!, spare, stop).sse;

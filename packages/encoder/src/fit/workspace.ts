@@ -4,6 +4,7 @@
  * leaf read them). One workspace per thread of work: the fits of one macroblock, one job or one
  * test share it; two fits never run on one workspace at the same time.
  */
+import { fitKernels } from "./kernels.js";
 import { T158BoundScratch } from "./t158-bound.js";
 import type { PassSums } from "./types.js";
 
@@ -42,8 +43,11 @@ export interface RoundEstimate {
 }
 
 export class FitWorkspace {
-  /** a node's values copied out of its macroblock (MacroblockFitter) */
-  readonly nodeValues = new Float64Array(MAX_LEAF);
+  /**
+   * a node's values copied out of its macroblock (MacroblockFitter): the kernels' buffer where
+   * they run (shared by this thread's workspaces: a fit reads it only during its own call)
+   */
+  readonly nodeValues = fitKernels()?.values ?? new Float64Array(MAX_LEAF);
   /** w - w_hat of the candidate being measured, for the Laplacian-weighted error */
   readonly errors = new Float64Array(MAX_LEAF);
   /** w - Bias of the leaf being searched */

@@ -1,0 +1,113 @@
+/**
+ * The fits' WebAssembly SIMD kernels (native/fit.c): the joint search's start ranking and the
+ * polish's pair errors, two candidates per vector instruction, each lane over the weights in
+ * index order with the JavaScript loops' operations, so every sum is the same number (the
+ * tests compare the two paths). One instance per thread (module state); where the engine cannot
+ * compile it (no WebAssembly SIMD), fitKernels() is null and the JavaScript loops run.
+ */
+import { FIT_WASM_BASE64 } from "./wasm-bytes.generated.js";
+
+export interface FitKernels {
+  /** the leaf's values (up to 4096): the kernels read the weights here */
+  readonly values: Float64Array;
+  /** starts: scale and bias (up to 16); per start sum q, sum q^2, sum q w at 3k */
+  readonly startScale: Float64Array;
+  readonly startBias: Float64Array;
+  readonly startSums: Float64Array;
+  /** polish pairs: scale and bias values (up to 8), their errors */
+  readonly pairScale: Float64Array;
+  readonly pairBias: Float64Array;
+  readonly pairError: Float64Array;
+  /** joint.ts's FP4 start ranking over values[0], values[stride], ... below len, for k starts */
+  rankFp4(len: number, stride: number, k: number): void;
+  /** the same for T158 starts */
+  rankT158(len: number, stride: number, k: number): void;
+  /** polish.ts's FP4 pair errors for count pairs over values[0 .. n) (a pair reaching stopAt may stop there) */
+  polishFp4(n: number, count: number, stopAt: number): void;
+  /** one pass's codes (passFp4 / passT158) */
+  readonly passCodes: Int8Array;
+  /** one pass's sse, max |e|, sum q, sum q^2, sum q w */
+  readonly passSums: Float64Array;
+  /**
+   * codes.ts's FP4 / T158 pass over values[0 .. n) (n even) for scale S and bias B, stopping at a
+   * chunk boundary once the error reaches stopAt; returns the weights passed (n, or fewer if stopped)
+   */
+  passFp4(n: number, S: number, B: number, stopAt: number): number;
+  passT158(n: number, S: number, B: number, stopAt: number): number;
+}
+
+interface Exports {
+  memory: WebAssembly.Memory;
+  rank_fp4(len: number, stride: number, k: number): void;
+  rank_t158(len: number, stride: number, k: number): void;
+  polish_fp4(n: number, count: number, stopAt: number): void;
+  pass_fp4(n: number, S: number, B: number, stopAt: number): number;
+  pass_t158(n: number, S: number, B: number, stopAt: number): number;
+  pass_codes: WebAssembly.Global;
+  pass_sums: WebAssembly.Global;
+  fit_values: WebAssembly.Global;
+  start_scale: WebAssembly.Global;
+  start_bias: WebAssembly.Global;
+  start_sums: WebAssembly.Global;
+  pair_scale: WebAssembly.Global;
+  pair_bias: WebAssembly.Global;
+  pair_error: WebAssembly.Global;
+}
+
+function base64ToBytes(b64: string): Uint8Array<ArrayBuffer> {
+  const s = atob(b64);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
+function instantiate(): FitKernels | null {
+  try {
+    if (typeof WebAssembly !== "object") return null;
+    const bytes = base64ToBytes(FIT_WASM_BASE64);
+    if (!WebAssembly.validate(bytes)) return null; // no SIMD: the JavaScript loops
+    const e = new WebAssembly.Instance(new WebAssembly.Module(bytes), {}).exports as unknown as Exports;
+    const buffer = e.memory.buffer; // the module never grows its memory: the views stay valid
+    const view = (g: WebAssembly.Global, length: number): Float64Array => new Float64Array(buffer, g.value as number, length);
+    return {
+      values: view(e.fit_values, 4096),
+      startScale: view(e.start_scale, 17),
+      startBias: view(e.start_bias, 17),
+      startSums: view(e.start_sums, 51),
+      pairScale: view(e.pair_scale, 9),
+      pairBias: view(e.pair_bias, 9),
+      pairError: view(e.pair_error, 9),
+      rankFp4: e.rank_fp4,
+      rankT158: e.rank_t158,
+      polishFp4: e.polish_fp4,
+      passCodes: new Int8Array(buffer, e.pass_codes.value as number, 4096),
+      passSums: view(e.pass_sums, 5),
+      passFp4: e.pass_fp4,
+      passT158: e.pass_t158,
+    };
+  } catch {
+    return null;
+  }
+}
+
+let kernels: FitKernels | null | undefined;
+let enabled = true;
+
+/** This thread's kernels, or null (no WebAssembly SIMD here, or switched off by useFitKernels). */
+export function fitKernels(): FitKernels | null {
+  if (!enabled) return null;
+  if (kernels === undefined) kernels = instantiate();
+  return kernels;
+}
+
+/** Tests and benchmarks: false runs the JavaScript loops (same results); returns the previous setting. */
+export function useFitKernels(on: boolean): boolean {
+  const was = enabled;
+  enabled = on;
+  return was;
+}
+
+/** kern.values holding v[0 .. n) (copied unless v is that array). */
+export function valuesIn(kern: FitKernels, v: Float64Array, n: number): void {
+  if (v !== kern.values) kern.values.set(n === v.length ? v : v.subarray(0, n));
+}

@@ -1,0 +1,109 @@
+import { MODE_FP4, MODE_T158 } from "@sgfp4/format";
+import { afterEach, describe, expect, it } from "vitest";
+import { DEFAULT_FIT_OPTIONS, FitWorkspace, finishLeaf, fitLeafCandidates } from "../src/fit.js";
+import { pass } from "../src/fit/codes.js";
+import { fitKernels, useFitKernels } from "../src/fit/kernels.js";
+import { scaleToHalfBits, biasToHalfBits } from "../src/half.js";
+import { synthetic, type Family } from "../src/random.js";
+import { encodeTensor } from "../src/tensor.js";
+import type { Fitted, LeafFit } from "../src/fit/types.js";
+
+const o = { ...DEFAULT_FIT_OPTIONS, search: "joint" as const, v2: true };
+const FAMILIES: readonly Family[] = ["gaussian", "laplacian", "student-t", "row-scale", "low-rank", "sparse"];
+
+afterEach(() => {
+  useFitKernels(true);
+});
+
+/** Every size x size leaf of a 64x64 tensor of each family (and a few scaled far up and down). */
+function leaves(size: number): Float64Array[] {
+  const out: Float64Array[] = [];
+  for (const [k, family] of FAMILIES.entries()) {
+    for (const scale of [1, 1e-6, 3e4]) {
+      const data = synthetic(family, 64, 64, 5 + k);
+      for (let y = 0; y < 64; y += size) {
+        for (let x = 0; x < 64; x += size) {
+          const v = new Float64Array(size * size);
+          for (let i = 0; i < size; i++) for (let j = 0; j < size; j++) v[i * size + j] = Math.fround(data[(y + i) * 64 + x + j]! * scale);
+          out.push(v);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+const sumOf = (v: Float64Array): number => v.reduce((s, w) => s + w, 0);
+
+/** Both paths' results, kernels off (JavaScript loops) then on. */
+function both<T>(f: () => T): [T, T] {
+  useFitKernels(false);
+  const js = f();
+  useFitKernels(true);
+  return [js, f()];
+}
+
+const fields = (c: Fitted | LeafFit["t158"]) => ({ ...c, codes: Array.from(c.codes) });
+
+describe("WebAssembly SIMD kernels (native/fit.c)", () => {
+  it("compile on this engine", () => {
+    expect(fitKernels()).not.toBeNull();
+  });
+
+  it("give the JavaScript pass's codes and sums, both modes, with and without an early stop", () => {
+    const ws = new FitWorkspace();
+    let checked = 0;
+    for (const size of [4, 8, 16, 32]) {
+      for (const v of leaves(size)) {
+        const n = v.length;
+        const mean = sumOf(v) / n;
+        const spread = Math.max(...v.map((w) => Math.abs(w - mean)));
+        for (const mode of [MODE_FP4, MODE_T158] as const) {
+          for (const f of [0.05, 0.14, 0.5]) {
+            const scaleBits = scaleToHalfBits(spread * f);
+            const biasBits = biasToHalfBits(mean, true);
+            const full = both(() => {
+              const out = new Int8Array(n);
+              const r = pass(ws, v, n, mode, scaleBits, biasBits, out, Infinity);
+              return { ...r, out: Array.from(out) };
+            });
+            expect(full[1]).toEqual(full[0]);
+            const stopped = both(() => ({ ...pass(ws, v, n, mode, scaleBits, biasBits, new Int8Array(n), full[0].sse * 0.5) }));
+            // a stopped pass's error is some partial sum at or above stopAt: both stop, at the same chunk
+            expect(stopped[1]).toEqual(stopped[0]);
+            checked++;
+          }
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(1000);
+  });
+
+  it("give the same joint-search candidates and polished leaves", () => {
+    for (const size of [4, 8, 16, 32, 64]) {
+      const ws = new FitWorkspace();
+      for (const v of leaves(size)) {
+        const sv = sumOf(v);
+        const [a, b] = both(() => fitLeafCandidates(v, size, o, sv, ws));
+        expect(fields(b.fp4)).toEqual(fields(a.fp4));
+        expect(fields(b.t158)).toEqual(fields(a.t158));
+        const [pa, pb] = both(() => finishLeaf(ws, v, size * size, { ...a.fp4, codes: a.fp4.codes.slice() } as Fitted, o));
+        expect(fields(pb)).toEqual(fields(pa));
+      }
+    }
+  });
+
+  it("give the same encodes (bytes and decode) on every family under several lambdas", async () => {
+    for (const family of FAMILIES) {
+      const data = synthetic(family, 130, 200, 21);
+      for (const opts of [{}, { lambda: 0.0005 }, { lambda: 0.08 }, { bpw: 3 }, { policy: "spec" as const }]) {
+        useFitKernels(false);
+        const js = await encodeTensor(data, [130, 200], opts);
+        useFitKernels(true);
+        const k = await encodeTensor(data, [130, 200], opts);
+        expect(Buffer.compare(Buffer.from(k.bytes), Buffer.from(js.bytes))).toBe(0);
+        expect(Buffer.compare(Buffer.from(k.decoded.buffer), Buffer.from(js.decoded.buffer))).toBe(0);
+      }
+    }
+  });
+});
