@@ -193,3 +193,123 @@ int pass_t158(int n, double S, double B, double stop_at) {
   finish_pass(acc, maxv, sq, sqq);
   return i0 < n ? i0 : n;
 }
+
+/* the macroblock (64 x 64, row-major) whose nodes load_node copies into fit_values */
+double block_values[MAX_LEAF];
+/* load_node's sum, sum of squares, min, max, sum |w - mean| and max |w - mean| of the node */
+double node_stats[6];
+
+/* Copies the size x size node at (y, x) of block_values into fit_values (row-major); with stats,
+   its sums as src/quadtree.ts and src/fit/joint.ts leafSpread add them: sum w and sum w^2 weight
+   by weight in index order, then mean = sum / n and sum |w - mean| in index order. size >= 4. */
+void load_node(int y, int x, int size, int stats) {
+  const int n = size * size;
+  v128_t acc = wasm_f64x2_splat(0.0);
+  v128_t mn = wasm_f64x2_splat(__builtin_inf()), mx = wasm_f64x2_splat(-__builtin_inf());
+  for (int i = 0; i < size; i++) {
+    const double *row = &block_values[(y + i) * 64 + x];
+    double *dst = &fit_values[i * size];
+    if (!stats) {
+      for (int j = 0; j < size; j += 2) wasm_v128_store(&dst[j], wasm_v128_load(&row[j]));
+      continue;
+    }
+    for (int j = 0; j < size; j += 2) {
+      v128_t w = wasm_v128_load(&row[j]);
+      wasm_v128_store(&dst[j], w);
+      acc = add_ordered(acc, w, wasm_f64x2_mul(w, w));
+      mn = wasm_f64x2_pmin(mn, w);
+      mx = wasm_f64x2_pmax(mx, w);
+    }
+  }
+  if (!stats) return;
+  const double sv = wasm_f64x2_extract_lane(acc, 0);
+  const double mean = sv / n;
+  const v128_t vm = wasm_f64x2_splat(mean);
+  v128_t dev = wasm_f64x2_splat(0.0), amax = dev;
+  for (int i = 0; i < n; i += 2) {
+    v128_t a = wasm_f64x2_abs(wasm_f64x2_sub(wasm_v128_load(&fit_values[i]), vm));
+    dev = add_ordered(dev, a, a);
+    amax = wasm_f64x2_pmax(amax, a);
+  }
+  double mn0 = wasm_f64x2_extract_lane(mn, 0), mn1 = wasm_f64x2_extract_lane(mn, 1);
+  double mx0 = wasm_f64x2_extract_lane(mx, 0), mx1 = wasm_f64x2_extract_lane(mx, 1);
+  double a0 = wasm_f64x2_extract_lane(amax, 0), a1 = wasm_f64x2_extract_lane(amax, 1);
+  node_stats[0] = sv;
+  node_stats[1] = wasm_f64x2_extract_lane(acc, 1);
+  node_stats[2] = mn1 < mn0 ? mn1 : mn0;
+  node_stats[3] = mx1 > mx0 ? mx1 : mx0;
+  node_stats[4] = wasm_f64x2_extract_lane(dev, 0);
+  node_stats[5] = a1 > a0 ? a1 : a0;
+}
+
+/* src/fit/t158-bound.ts t158SseLowerBound, the same operations in the same order (the split loop's
+   d for two splits per vector; the least of them is the same number in any order) */
+signed char bound_codes[MAX_LEAF];
+static double bound_pn[17], bound_ps[17], bound_pss[17];
+
+#define SUM_SLACK 1e-9
+#define LEVEL_SLACK (1.0 / 1048576.0)
+
+double t158_bound(int n, double S, double B, double sseF) {
+  if (!(S > 0) || !(sseF < __builtin_inf())) return 0;
+  int count[32];
+  for (int q = 0; q < 32; q++) count[q] = 0;
+  int i = 0;
+  for (; i + 1 < n; i += 2) {
+    count[bound_codes[i] + 8]++;
+    count[bound_codes[i + 1] + 24]++;
+  }
+  if (i < n) count[bound_codes[i] + 8]++;
+  double *pn = bound_pn, *ps = bound_ps, *pss = bound_pss;
+  int m = 0;
+  double maxAbs = 0, lo = __builtin_inf(), hi = -__builtin_inf();
+  pn[0] = 0;
+  ps[0] = 0;
+  pss[0] = 0;
+  for (int q = 0; q < 16; q++) {
+    double c = count[q] + count[q + 16];
+    if (c == 0) continue;
+    double w = (double)(float)(S * (double)(q - 8) + B);
+    double p = w - B;
+    pn[m + 1] = pn[m] + c;
+    ps[m + 1] = ps[m] + c * p;
+    pss[m + 1] = pss[m] + c * p * p;
+    m++;
+    double aw = __builtin_fabs(w);
+    if (aw > maxAbs) maxAbs = aw;
+    if (w < lo) lo = w;
+    if (w > hi) hi = w;
+  }
+  const double N = pn[m], SY = ps[m], SYY = pss[m];
+  const double total = SYY - (SY * SY) / N;
+  const v128_t vN = wasm_f64x2_splat(N), vSY = wasm_f64x2_splat(SY), vtotal = wasm_f64x2_splat(total), zero = wasm_f64x2_splat(0.0);
+  const v128_t inf = wasm_f64x2_splat(__builtin_inf());
+  v128_t d3 = vtotal; /* every point in the middle group */
+  for (int a = 0; a <= m; a++) {
+    const v128_t nl = wasm_f64x2_splat(pn[a]), sl = wasm_f64x2_splat(ps[a]);
+    const int nlZero = pn[a] == 0;
+    for (int j = a; j <= m; j += 2) {
+      /* splits j and j + 1 (the second masked off past m) */
+      const int j1 = j + 1 <= m ? j + 1 : j;
+      v128_t pnj = wasm_f64x2_make(pn[j], pn[j1]), psj = wasm_f64x2_make(ps[j], ps[j1]);
+      v128_t nh = wasm_f64x2_sub(vN, pnj), sh = wasm_f64x2_sub(vSY, psj);
+      v128_t sx = wasm_f64x2_sub(nh, nl);
+      v128_t den = wasm_f64x2_sub(wasm_f64x2_mul(vN, wasm_f64x2_add(nh, nl)), wasm_f64x2_mul(sx, sx));
+      v128_t num = wasm_f64x2_sub(wasm_f64x2_mul(vN, wasm_f64x2_sub(sh, sl)), wasm_f64x2_mul(sx, vSY));
+      v128_t d = wasm_f64x2_sub(vtotal, wasm_f64x2_div(wasm_f64x2_mul(num, num), wasm_f64x2_mul(vN, den)));
+      v128_t ok = wasm_f64x2_gt(den, zero);
+      if (nlZero) ok = wasm_v128_andnot(ok, wasm_f64x2_eq(nh, zero));
+      if (j1 == j) ok = wasm_v128_and(ok, wasm_i64x2_make(-1, 0)); /* lane 1 off */
+      d = wasm_v128_bitselect(d, inf, ok);
+      d3 = wasm_v128_bitselect(d, d3, wasm_f64x2_lt(d, d3));
+    }
+  }
+  double d30 = wasm_f64x2_extract_lane(d3, 0), d31 = wasm_f64x2_extract_lane(d3, 1);
+  double best = d31 < d30 ? d31 : d30;
+  const double d3Low = best - SUM_SLACK * SYY;
+  if (!(d3Low > 0)) return 0;
+  const double rootN = __builtin_sqrt((double)n);
+  const double magnitude = maxAbs + __builtin_sqrt(sseF) + rootN * (hi - lo);
+  const double root = __builtin_sqrt(d3Low) - __builtin_sqrt(sseF) * (1 + SUM_SLACK) - rootN * LEVEL_SLACK * magnitude;
+  return root > 0 ? root * root * (1 - SUM_SLACK) : 0;
+}

@@ -5,6 +5,7 @@
  */
 import { MACROBLOCK, V1_PAYLOAD_BYTES, halfToFloat, packCodes, writeV2Record, type Shape } from "@sgfp4/format";
 import { FitWorkspace, fitLeaf, type FitOptions } from "./fit.js";
+import { fitKernels } from "./fit/kernels.js";
 import { MacroblockFitter, NODES_PER_BLOCK, blockFromLeaves, decideByThreshold, decideRd, leavesOfNode, leavesOfRd, type BlockOut, type QuadtreeOptions } from "./quadtree.js";
 import { NODE_STATS, RdSolver, macroblockStats, t158SseGap, writeNodeStats, type Distortion, type LeafFloor } from "./rd.js";
 
@@ -131,7 +132,8 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
   const signalError = new Float64Array(2 * (job.tileRowEnd - job.tileRowStart));
   const decoded = decodedInto ?? new Float32Array(job.data.length);
   if (decoded.length !== job.data.length) throw new RangeError(`encodeBlockRows: ${decoded.length} decoded values for ${job.data.length} weights`);
-  const block = new Float64Array(MACROBLOCK * MACROBLOCK);
+  // in the kernels' memory where they run (MacroblockFitter then copies nodes there)
+  const block = fitKernels()?.blockValues ?? new Float64Array(MACROBLOCK * MACROBLOCK);
   const ws = new FitWorkspace();
   const solver = new RdSolver();
   const blockStats = new Float64Array(NODE_STATS * NODES_PER_BLOCK);

@@ -5,6 +5,7 @@
  */
 import { LAYOUT, MACROBLOCK, MODE_FP4, MODE_T158, align16, payloadBytes, type Layout, type Mode, type QuadTree } from "@sgfp4/format";
 import { boundOrFitLeaf, fitLeafCandidates, fitLeafChosen, fitLeafWithSum, finishLeaf, resumeLeafFit, withLwe, type Candidate, type FitOptions, type FitResume, type FitWorkspace, type LeafFit, type LweLowerBound } from "./fit.js";
+import { fitKernels } from "./fit/kernels.js";
 import type { Fitted } from "./fit/types.js";
 
 /** Leaf sizes from the root (level 0) to the floor (level 4). */
@@ -110,6 +111,11 @@ export class MacroblockFitter {
   /** The node's values (the block itself, or copied into ws.nodeValues). */
   private valuesOf(y: number, x: number, size: number): Float64Array {
     if (size === MACROBLOCK) return this.block;
+    const kern = fitKernels();
+    if (kern && this.block === kern.blockValues) {
+      kern.loadNode(y, x, size, 0);
+      return kern.values;
+    }
     const v = this.ws.nodeValues;
     for (let i = 0; i < size; i++) v.set(this.block.subarray((y + i) * MACROBLOCK + x, (y + i) * MACROBLOCK + x + size), i * size);
     return v;
@@ -134,27 +140,46 @@ export class MacroblockFitter {
     const id = nodeId(y, x, size);
     const hit = this.cache.get(id);
     if (hit) return hit;
-    const v = size === MACROBLOCK ? this.block : this.ws.nodeValues;
+    const ws = this.ws;
+    const kern = fitKernels();
+    let v: Float64Array;
     let power = 0;
     // the leaf's sum in index (row-major) order, as fitLeaf would compute it
     let sv = 0;
-    for (let i = 0; i < size; i++) {
-      const row = (y + i) * MACROBLOCK + x;
-      for (let j = 0; j < size; j++) {
-        const w = this.block[row + j]!;
-        if (v !== this.block) v[i * size + j] = w;
-        power += w * w;
-        sv += w;
+    // the kernel's copy also measured the leaf's spread (leafSpread's numbers)
+    let spread = false;
+    if (kern && this.block === kern.blockValues) {
+      kern.loadNode(y, x, size, 1);
+      v = kern.values;
+      const st = kern.nodeStats;
+      sv = st[0]!;
+      power = st[1]!; // sum w^2 in index order, as below
+      const s = ws.spread;
+      s.svv = power;
+      s.min = st[2]!;
+      s.max = st[3]!;
+      s.absDev = st[4]!;
+      s.absMax = st[5]!;
+      spread = true;
+    } else {
+      v = size === MACROBLOCK ? this.block : ws.nodeValues;
+      for (let i = 0; i < size; i++) {
+        const row = (y + i) * MACROBLOCK + x;
+        for (let j = 0; j < size; j++) {
+          const w = this.block[row + j]!;
+          if (v !== this.block) v[i * size + j] = w;
+          power += w * w;
+          sv += w;
+        }
       }
     }
     power /= size * size;
     const resume = this.resumes.get(id);
-    const ws = this.ws;
     const f = resume
       ? resumeLeafFit(v, size, this.fit, sv, resume, ws)
       : !this.chosenOnly
         ? this.lweOnDemand
-          ? fitLeafCandidates(v, size, this.fit, sv, ws, this.t158GapOf ? this.t158GapOf(size) : Infinity)
+          ? fitLeafCandidates(v, size, this.fit, sv, ws, this.t158GapOf ? this.t158GapOf(size) : Infinity, spread)
           : fitLeafWithSum(v, size, this.fit, sv, ws)
         : limitOf
           ? boundOrFitLeaf(v, size, this.fit, sv, limitOf(size, power), ws)

@@ -7,6 +7,7 @@ import { scaleToHalfBits, biasToHalfBits } from "../src/half.js";
 import { synthetic, type Family } from "../src/random.js";
 import { encodeTensor } from "../src/tensor.js";
 import type { Fitted, LeafFit } from "../src/fit/types.js";
+import { T158BoundScratch, t158SseLowerBound } from "../src/fit/t158-bound.js";
 
 const o = { ...DEFAULT_FIT_OPTIONS, search: "joint" as const, v2: true };
 const FAMILIES: readonly Family[] = ["gaussian", "laplacian", "student-t", "row-scale", "low-rank", "sparse"];
@@ -91,6 +92,26 @@ describe("WebAssembly SIMD kernels (native/fit.c)", () => {
         expect(fields(pb)).toEqual(fields(pa));
       }
     }
+  });
+
+  it("give t158SseLowerBound's number", () => {
+    const scratch = new T158BoundScratch();
+    let seed = 3;
+    const rand = (): number => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
+    let positive = 0;
+    for (let t = 0; t < 3000; t++) {
+      const n = [16, 64, 256, 1024, 4096][t % 5]!;
+      const spread = 1 + rand() * 8;
+      const distinct = 1 + Math.floor(rand() * 16);
+      const codes = new Int8Array(n).map(() => Math.max(-8, Math.min(7, Math.round((rand() - 0.5) * spread * 2))) % (distinct + 1) - (t % 3 === 0 ? 0 : 1));
+      const scaleBits = scaleToHalfBits(10 ** (rand() * 8 - 4));
+      const biasBits = biasToHalfBits((rand() - 0.5) * 10 ** (rand() * 6 - 3), true);
+      const sseF = [0, 1e-6, 0.1, 10, 1e4][t % 5]! * n * rand();
+      const [a, b] = both(() => t158SseLowerBound(scratch, codes, n, scaleBits, biasBits, sseF));
+      expect(Object.is(a, b)).toBe(true);
+      if (a > 0) positive++;
+    }
+    expect(positive).toBeGreaterThan(300);
   });
 
   it("give the same encodes (bytes and decode) on every family under several lambdas", async () => {

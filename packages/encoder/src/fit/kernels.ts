@@ -34,6 +34,16 @@ export interface FitKernels {
    */
   passFp4(n: number, S: number, B: number, stopAt: number): number;
   passT158(n: number, S: number, B: number, stopAt: number): number;
+  /** a macroblock (64 x 64) whose nodes loadNode reads */
+  readonly blockValues: Float64Array;
+  /** loadNode's sum, sum of squares, min, max, sum |w - mean|, max |w - mean| */
+  readonly nodeStats: Float64Array;
+  /** blockValues' size x size node at (y, x) into values; stats (1): nodeStats (index-order sums) */
+  loadNode(y: number, x: number, size: number, stats: number): void;
+  /** the codes t158Bound reads */
+  readonly boundCodes: Int8Array;
+  /** t158-bound.ts's t158SseLowerBound of boundCodes[0 .. n) for scale S and bias B values */
+  t158Bound(n: number, S: number, B: number, sseF: number): number;
 }
 
 interface Exports {
@@ -44,6 +54,11 @@ interface Exports {
   pass_fp4(n: number, S: number, B: number, stopAt: number): number;
   pass_t158(n: number, S: number, B: number, stopAt: number): number;
   pass_codes: WebAssembly.Global;
+  load_node(y: number, x: number, size: number, stats: number): void;
+  block_values: WebAssembly.Global;
+  t158_bound(n: number, S: number, B: number, sseF: number): number;
+  bound_codes: WebAssembly.Global;
+  node_stats: WebAssembly.Global;
   pass_sums: WebAssembly.Global;
   fit_values: WebAssembly.Global;
   start_scale: WebAssembly.Global;
@@ -84,6 +99,11 @@ function instantiate(): FitKernels | null {
       passSums: view(e.pass_sums, 5),
       passFp4: e.pass_fp4,
       passT158: e.pass_t158,
+      blockValues: view(e.block_values, 4096),
+      nodeStats: view(e.node_stats, 6),
+      loadNode: e.load_node,
+      boundCodes: new Int8Array(buffer, e.bound_codes.value as number, 4096),
+      t158Bound: e.t158_bound,
     };
   } catch {
     return null;

@@ -84,11 +84,12 @@ function refitsFromBuckets(ws: FitWorkspace, o: FitOptions, p: Parameters): bool
  * t158Gap (the rd policy's own decisions): T158 is not fitted where t158SseLowerBound proves
  * its squared error at least FP4's plus t158Gap (the error the bytes it saves are worth), so
  * that it cannot win the leaf's mode choice: t158 is then T158_NOT_FITTED, t158Allowed false.
+ * spreadDone: ws.spread already holds leafSpread's numbers for v (the caller measured them).
  */
-export function fitLeafCandidates(v: Float64Array, size: number, o: FitOptions, sv: number, ws: FitWorkspace, t158Gap = Infinity): LeafFit {
+export function fitLeafCandidates(v: Float64Array, size: number, o: FitOptions, sv: number, ws: FitWorkspace, t158Gap = Infinity, spreadDone = false): LeafFit {
   if (!(o.search === "joint" && o.refit)) return fitLeafWithSum(v, size, o, sv, ws);
   const n = size * size;
-  leafSpread(ws, v, n, sv);
+  if (!spreadDone) leafSpread(ws, v, n, sv);
   const fp4 = jointCandidate(ws, v, n, MODE_FP4, o.v2, o.maxRefitIterations, sv);
   // t158Gap: T158 is needed only if its squared error can be below fp4.sse + t158Gap
   if (t158Gap === Infinity) {

@@ -15,6 +15,7 @@
  * below cover the rounding.
  */
 import { halfBitsValue } from "../half.js";
+import { fitKernels } from "./kernels.js";
 
 const LEVELS = 16;
 /** relative slack for the rounding of the sums below (far above their error, ~1e-15) */
@@ -27,7 +28,8 @@ const LEVEL_SLACK = 2 ** -20;
  * non-empty FP4 codes in increasing order.
  */
 export class T158BoundScratch {
-  readonly count = new Float64Array(LEVELS);
+  /** code histogram, in two halves (even and odd weights: no store waits on the previous one's) */
+  readonly count = new Int32Array(2 * LEVELS);
   readonly n = new Float64Array(LEVELS + 1);
   readonly s = new Float64Array(LEVELS + 1);
   readonly ss = new Float64Array(LEVELS + 1);
@@ -41,9 +43,20 @@ export function t158SseLowerBound(scratch: T158BoundScratch, codes: Int8Array, n
   const S = halfBitsValue(scaleBits);
   const B = halfBitsValue(biasBits);
   if (!(S > 0) || !(sseF < Infinity)) return 0;
+  const kern = fitKernels();
+  if (kern) {
+    // native/fit.c t158_bound: these operations, the split loop two splits per vector
+    kern.boundCodes.set(codes.length === n ? codes : codes.subarray(0, n));
+    return kern.t158Bound(n, S, B, sseF);
+  }
   const count = scratch.count;
   count.fill(0);
-  for (let i = 0; i < n; i++) count[codes[i]! + 8]!++;
+  let i = 0;
+  for (; i + 1 < n; i += 2) {
+    count[codes[i]! + 8]!++;
+    count[codes[i + 1]! + 8 + LEVELS]!++;
+  }
+  if (i < n) count[codes[i]! + 8]!++;
   // the distinct decoded values, centred on the bias (smaller sums, less cancellation)
   const { n: pn, s: ps, ss: pss } = scratch;
   let m = 0;
@@ -54,7 +67,7 @@ export function t158SseLowerBound(scratch: T158BoundScratch, codes: Int8Array, n
   ps[0] = 0;
   pss[0] = 0;
   for (let q = 0; q < LEVELS; q++) {
-    const c = count[q]!;
+    const c = count[q]! + count[q + LEVELS]!;
     if (c === 0) continue;
     const w = Math.fround(S * (q - 8) + B);
     const p = w - B;
