@@ -34,9 +34,10 @@ export interface BlockJob {
 
 /** Copy macroblock (by, bx) into a zero-padded 64x64 buffer. */
 export function extractBlock(data: Float32Array, cols: number, rowsInData: number, rowBase: number, bx: number, out: Float64Array): void {
-  out.fill(0);
   const c0 = bx * MACROBLOCK;
   const cw = Math.min(MACROBLOCK, cols - c0);
+  // only a block cut by the tensor's edge has padding to clear
+  if (cw < MACROBLOCK || rowBase + MACROBLOCK > rowsInData) out.fill(0);
   for (let i = 0; i < MACROBLOCK; i++) {
     const r = rowBase + i;
     if (r >= rowsInData) break;

@@ -73,9 +73,7 @@ export function leafSpread(ws: FitWorkspace, v: Float64Array, n: number, sv: num
 export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mode: Mode, v2: boolean, maxIterations: number, sv: number): Fitted {
   const { min, max, absDev, absMax, svv } = ws.spread;
   const mean = sv / n;
-  // every code 0 (a constant leaf): no start identifies a scale
-  const flat = (): Fitted => assignAndMeasure(ws, v, n, mode, 0, biasToHalfBits(mean, v2), new Int8Array(n));
-  if (!(max > min) || !(max - min < Infinity)) return flat();
+  if (!(max > min) || !(max - min < Infinity)) return flat(ws, v, n, mode, mean, v2);
   ws.jointStarts = 0;
   if (mode === MODE_FP4) {
     const large = n >= LARGE_LEAF;
@@ -112,6 +110,20 @@ export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mod
   }
   const kern = fitKernels();
   const starts = ws.jointStarts;
+  if (kern && (n & 1) === 0 && maxIterations >= 0 && maxIterations <= 64) {
+    // the ranking, the best start's pass and the refit rounds in one call (native/fit.c
+    // joint_fit: this function's and refit's operations, the loops' numbers)
+    valuesIn(kern, v, n);
+    for (let k = 0; k < starts; k++) {
+      kern.startScale[k] = ws.jointScale[k]!;
+      kern.startBias[k] = ws.jointBias[k]!;
+    }
+    kern.jointFit(n, stride, starts, mode === MODE_FP4 ? 1 : 0, v2 ? 1 : 0, maxIterations, sv, rn, rsv, rsvv);
+    const r = kern.fitResult;
+    if (!r[8]) return flat(ws, v, n, mode, mean, v2);
+    const codes = kern.roundCodes[r[7]!]!.slice(0, n);
+    return { mode, scaleBits: r[0]!, biasBits: r[1]!, codes, sse: r[2]!, maxAbsError: r[3]!, lwe: Number.NaN, sq: r[4]!, sqq: r[5]!, sqv: r[6]! };
+  }
   if (kern && starts > 0) {
     // every start's code sums at once (the kernel's lanes: the loop below's numbers), then
     // ranked in the same order
@@ -139,9 +151,14 @@ export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mod
       }
     }
   }
-  if (!(bestErr < Infinity)) return flat();
+  if (!(bestErr < Infinity)) return flat(ws, v, n, mode, mean, v2);
   const start = assignAndMeasure(ws, v, n, mode, bestScaleBits, bestBiasBits, ws.roundCodesA);
   return refit(ws, v, n, start, v2, maxIterations, sv);
+}
+
+/** Every code 0 (a constant leaf): no start identifies a scale. */
+function flat(ws: FitWorkspace, v: Float64Array, n: number, mode: Mode, mean: number, v2: boolean): Fitted {
+  return assignAndMeasure(ws, v, n, mode, 0, biasToHalfBits(mean, v2), new Int8Array(n));
 }
 
 function addStart(ws: FitWorkspace, S: number, B: number): void {

@@ -5,6 +5,8 @@
  * tests compare the two paths). One instance per thread (module state); where the engine cannot
  * compile it (no WebAssembly SIMD), fitKernels() is null and the JavaScript loops run.
  */
+import { halfToFloat } from "@sgfp4/format";
+import { nearestHalfBits } from "../half.js";
 import { FIT_WASM_BASE64 } from "./wasm-bytes.generated.js";
 
 export interface FitKernels {
@@ -44,6 +46,16 @@ export interface FitKernels {
   readonly boundCodes: Int8Array;
   /** t158-bound.ts's t158SseLowerBound of boundCodes[0 .. n) for scale S and bias B values */
   t158Bound(n: number, S: number, B: number, sseF: number): number;
+  /**
+   * joint.ts jointCandidate from its ranking on (the starts in startScale / startBias) and its
+   * refit, for n even: results in fitResult, codes in roundCodes[fitResult[7]]
+   */
+  jointFit(n: number, stride: number, k: number, fp4: number, v2: number, maxIterations: number, sv: number, rn: number, rsv: number, rsvv: number): void;
+  /** scale bits, bias bits, sse, max |e|, sum q, sum q^2, sum q w, codes buffer, 1 if a start was ranked (else the flat leaf) */
+  readonly fitResult: Float64Array;
+  readonly roundCodes: readonly [Int8Array, Int8Array];
+  /** polish.ts polishStored from (scale bits, bias bits, sse) over values[0 .. n), n even: fitResult (its [8]: 1 if it moved) */
+  polishStored(n: number, fp4: number, v2: number, scaleBits: number, biasBits: number, sse: number): void;
 }
 
 interface Exports {
@@ -58,6 +70,10 @@ interface Exports {
   block_values: WebAssembly.Global;
   t158_bound(n: number, S: number, B: number, sseF: number): number;
   bound_codes: WebAssembly.Global;
+  joint_fit(n: number, stride: number, k: number, fp4: number, v2: number, maxIterations: number, sv: number, rn: number, rsv: number, rsvv: number): void;
+  fit_result: WebAssembly.Global;
+  round_codes: WebAssembly.Global;
+  polish_stored(n: number, fp4: number, v2: number, scaleBits: number, biasBits: number, sse: number): void;
   node_stats: WebAssembly.Global;
   pass_sums: WebAssembly.Global;
   fit_values: WebAssembly.Global;
@@ -81,7 +97,9 @@ function instantiate(): FitKernels | null {
     if (typeof WebAssembly !== "object") return null;
     const bytes = base64ToBytes(FIT_WASM_BASE64);
     if (!WebAssembly.validate(bytes)) return null; // no SIMD: the JavaScript loops
-    const e = new WebAssembly.Instance(new WebAssembly.Module(bytes), {}).exports as unknown as Exports;
+    // the FP16 roundings' rare cases (outside the normal range) are src/half.ts's own
+    const env = { nearest_half_bits: (x: number, quantum: number) => nearestHalfBits(x, quantum === 16 ? 16 : 1), half_to_float: (bits: number) => halfToFloat(bits) };
+    const e = new WebAssembly.Instance(new WebAssembly.Module(bytes), { env }).exports as unknown as Exports;
     const buffer = e.memory.buffer; // the module never grows its memory: the views stay valid
     const view = (g: WebAssembly.Global, length: number): Float64Array => new Float64Array(buffer, g.value as number, length);
     return {
@@ -104,6 +122,10 @@ function instantiate(): FitKernels | null {
       loadNode: e.load_node,
       boundCodes: new Int8Array(buffer, e.bound_codes.value as number, 4096),
       t158Bound: e.t158_bound,
+      jointFit: e.joint_fit,
+      polishStored: e.polish_stored,
+      fitResult: view(e.fit_result, 9),
+      roundCodes: [new Int8Array(buffer, e.round_codes.value as number, 4096), new Int8Array(buffer, (e.round_codes.value as number) + 4096, 4096)],
     };
   } catch {
     return null;

@@ -47,6 +47,15 @@ export function finishLeaf(ws: FitWorkspace, v: Float64Array, n: number, c: Fitt
  * at a time for FP4, see fp4ErrorsOf4), then passes once over the winner for its codes and sums.
  */
 export function polishStored(ws: FitWorkspace, v: Float64Array, n: number, f: Fitted, v2: boolean): Fitted {
+  const k = (n & 1) === 0 ? fitKernels() : null;
+  if (k) {
+    // native/fit.c polish_stored: this function's rounds and operations, the loops' numbers
+    valuesIn(k, v, n);
+    k.polishStored(n, f.mode === MODE_FP4 ? 1 : 0, v2 ? 1 : 0, f.scaleBits, f.biasBits, f.sse);
+    const r = k.fitResult;
+    if (!r[8]) return f;
+    return { mode: f.mode, scaleBits: r[0]!, biasBits: r[1]!, codes: k.roundCodes[r[7]!]!.slice(0, n), sse: r[2]!, maxAbsError: r[3]!, lwe: Number.NaN, sq: r[4]!, sqq: r[5]!, sqv: r[6]! };
+  }
   const biasStep = v2 ? V2_BIAS_STEP : 1;
   let best = f;
   // Pairs measured so far (scale bits << 16 | bias bits). A later round skips them: each was
