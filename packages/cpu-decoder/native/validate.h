@@ -125,6 +125,27 @@ static inline __attribute__((always_inline)) u64 four_leaves(const u8 *in, u32 h
   return p + (u32)wasm_i32x4_extract_lane(upto, 3);
 }
 
+/*
+ * The leaves of a uniform layout of side 2^lg (2 to 5), row-major, four at a time (four_leaves);
+ * returns the payload offset after them, or more than len when they do not fit (4x4 payloads are
+ * read: each group is bounded first; larger ones are not, the caller bounds the result).
+ */
+static inline __attribute__((always_inline)) u64 uniform_leaves(const u8 *in, u32 len, u32 hdr, u64 p, u32 lg, u32 b,
+                                                                u32 addr_base, u32 *t, v128_t *bad) {
+  const u32 per_row = 64u >> lg, n = per_row * per_row, size = 1u << lg;
+  for (u32 i = 0; i < n; i += 4u, t += 16, hdr += 16u) {
+    if (lg == 2u && p + 64u > len) return (u64)len + 1u; /* 4x4 padding is read */
+    /* leaf i at row i / per_row, column i % per_row; four consecutive leaves share a row when per_row >= 4 */
+    const v128_t geo = per_row >= 4u
+                           ? wasm_i32x4_add(wasm_i32x4_splat((int)sgfp4_geometry_pack((i / per_row) * size, (i % per_row) * size, lg, 0)),
+                                            wasm_i32x4_make(0, (int)(size << 6), (int)(2u * size << 6), (int)(3u * size << 6)))
+                           : wasm_i32x4_make((int)sgfp4_geometry_pack(0, 0, lg, 0), (int)sgfp4_geometry_pack(0, size, lg, 0),
+                                             (int)sgfp4_geometry_pack(size, 0, lg, 0), (int)sgfp4_geometry_pack(size, size, lg, 0));
+    p = four_leaves(in, hdr, p, lg, geo, b, addr_base, t, bad);
+  }
+  return p;
+}
+
 /* Bits k.. of a MIXED split map held as lo (bits 0..63) and hi (bits 64..95); k <= 95. */
 static inline u64 map_from(u64 lo, u64 hi, u32 k) {
   return k < 64u ? (lo >> k) | ((hi << 1) << (63u - k)) : hi >> (k - 64u);
@@ -173,14 +194,13 @@ static inline __attribute__((always_inline)) int v2_record(const u8 *in, u32 len
   if (layout != 4u && n == 1u) {
     V2_LEAF(0u, 0u, 6u);
   } else if (layout != 4u) {
-    const u32 row_shift = 6u - lg, per_row = 64u >> lg; /* per_row is a power of two: shifts, not divisions */
-    const v128_t fixed = wasm_i32x4_splat((int)sgfp4_geometry_pack(0, 0, lg, 0));
-    for (u32 i = 0; i < n; i += 4u, t += 16, hdr += 16u) {
-      if (lg == 2u && p + 64u > len) return -1; /* 4x4 padding is read */
-      const v128_t index = wasm_i32x4_add(wasm_i32x4_splat((int)i), wasm_i32x4_const(0, 1, 2, 3));
-      const v128_t geo = wasm_v128_or(fixed, wasm_v128_or(wasm_i32x4_shl(wasm_u32x4_shr(index, row_shift), lg),
-                                                          wasm_i32x4_shl(wasm_v128_and(index, wasm_i32x4_splat((int)(per_row - 1u))), lg + 6u)));
-      p = four_leaves(in, hdr, p, lg, geo, b, addr_base, t, &bad4);
+    /* one copy of the loop per leaf size, lg a constant in each: a SIMD shift by a run-time count
+     * that clang hoists out of the loop is lowered to four scalar shifts per use */
+    switch (lg) {
+      case 2u: p = uniform_leaves(in, len, hdr, p, 2u, b, addr_base, t, &bad4); break;
+      case 3u: p = uniform_leaves(in, len, hdr, p, 3u, b, addr_base, t, &bad4); break;
+      case 4u: p = uniform_leaves(in, len, hdr, p, 4u, b, addr_base, t, &bad4); break;
+      default: p = uniform_leaves(in, len, hdr, p, 5u, b, addr_base, t, &bad4); break;
     }
     if (p > len) return -1;
   } else {
@@ -240,26 +260,51 @@ static inline __attribute__((always_inline)) int v2_record(const u8 *in, u32 len
  * against avail is accepted against len with the same leaves, and one rejected while avail < len
  * is retried once more bytes are in (a stop, not a verdict). block_first[b] holds the leaves
  * before record b when it stops there; records before b were accepted by earlier calls.
+ *
+ * The header and record offset table are read at `head` (their first head_avail bytes present),
+ * the records' bytes [lo, avail) at `window` (byte k of the stream at window + k - lo; lo a
+ * multiple of 16 at or below the start of record b). v2_record sees the window as a stream that
+ * starts at lo: its checks compare ends, so they are shifted by lo alike; its 16-byte alignments
+ * are the same because lo is a multiple of 16; the payload addresses get lo back through addr_base.
  */
-__attribute__((export_name("validate_v2_from"))) int validate_v2_from(const u8 *in, u32 len, u32 avail, u32 blocks, u32 b,
-                                                                      u32 *table, u32 table_cap, u32 addr_base,
-                                                                      u32 *block_first) {
-  if (avail > len || b > blocks) return -1;
-  const u32 base = v2_record_base(in, avail, blocks);
-  if (!base) return avail < len ? (int)b : -1;
+static inline __attribute__((always_inline)) int v2_records(const u8 *head, u32 head_avail, const u8 *window, u32 lo,
+                                                            u32 len, u32 avail, u32 blocks, u32 b, u32 *table,
+                                                            u32 table_cap, u32 addr_base, u32 *block_first) {
+  if (avail > len || b > blocks || lo > avail || (lo & 15u)) return -1;
+  const u32 base = v2_record_base(head, head_avail, blocks);
+  if (!base) return head_avail < len ? (int)b : -1;
   u32 count = b ? block_first[b] : 0u;
-  long long prev = b ? (long long)load32(in + 16u + 4u * (b - 1u)) : -1;
+  long long prev = b ? (long long)load32(head + 16u + 4u * (b - 1u)) : -1;
   for (; b < blocks; b++) {
-    const long long start = v2_record_start(in, len, base, b, &prev);
+    const long long start = v2_record_start(head, len, base, b, &prev);
     if (start < 0) return -1;
     block_first[b] = count;
     if ((u64)start + 16u > avail && avail < len) return (int)b;
-    const int n = v2_record(in, avail, (u32)start, b, table + 4ull * count, table_cap - count, addr_base);
+    if ((u64)start < lo) return -1; /* never when the caller resumes at a record start (offsets rise) */
+    const int n = v2_record(window, avail - lo, (u32)start - lo, b, table + 4ull * count, table_cap - count, addr_base + lo);
     if (n < 0) return avail < len ? (int)b : -1;
     count += (u32)n;
   }
   block_first[blocks] = count;
   return (int)blocks;
+}
+
+__attribute__((export_name("validate_v2_from"))) int validate_v2_from(const u8 *in, u32 len, u32 avail, u32 blocks, u32 b,
+                                                                      u32 *table, u32 table_cap, u32 addr_base,
+                                                                      u32 *block_first) {
+  return v2_records(in, avail, in, 0, len, avail, blocks, b, table, table_cap, addr_base, block_first);
+}
+
+/*
+ * The same over a window that slides along the stream (validate.ts, buildLeafTable): the header
+ * and offset table (stream bytes [0, base)) are copied once to `head`, then stream bytes [lo, avail)
+ * to `window`, reused for every slice (so the copy and the reads stay in cache); after a stop at
+ * record b the caller copies again from that record's start.
+ */
+__attribute__((export_name("validate_v2_window"))) int validate_v2_window(const u8 *head, const u8 *window, u32 lo, u32 len,
+                                                                          u32 avail, u32 blocks, u32 b, u32 *table,
+                                                                          u32 table_cap, u32 addr_base, u32 *block_first) {
+  return v2_records(head, len, window, lo, len, avail, blocks, b, table, table_cap, addr_base, block_first);
 }
 
 /* The whole stream at once: the leaf count, or -1. */

@@ -15,6 +15,8 @@ export interface KernelExports {
   validate_v2(input: number, len: number, blocks: number, table: number, tableCap: number, addrBase: number, blockFirst: number): number;
   /** validate_v2 over the first `avail` bytes copied so far, from record b on: the record it stopped at, blocks when done, -1 not ok. */
   validate_v2_from(input: number, len: number, avail: number, blocks: number, b: number, table: number, tableCap: number, addrBase: number, blockFirst: number): number;
+  /** validate_v2_from with the header and offset table at `head` and stream bytes [lo, avail) at `window` (lo: a record start). */
+  validate_v2_window(head: number, window: number, lo: number, len: number, avail: number, blocks: number, b: number, table: number, tableCap: number, addrBase: number, blockFirst: number): number;
   /** Validate and expand a v2 stream record by record (0 ok, -1 not ok; `out` is then partly written). */
   validate_decode_v2(input: number, len: number, blocks: number, scratch: number, out: number, rows: number, cols: number, tilesX: number, band: number, chunkBlocks: number): number;
   /** decode_leaves into a window: element (r, c) at out + 4 * ((r - rowBase) * stride + c - colBase). */

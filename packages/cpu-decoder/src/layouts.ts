@@ -76,6 +76,76 @@ export function validatedLayout(outBytes: number, profile: "v1" | "v2", streamBy
 }
 
 /**
+ * Linear memory for buildLeafTable on a v2 stream: [leaf table (cap) | first leaf per block (B+1) |
+ * header and record offset table (stream bytes [0, base)) | window]. The records are copied into
+ * the window a slice at a time (validateWindowed), so the stream is never copied whole.
+ */
+export interface WindowedLayout {
+  tableAt: number;
+  tableCap: number;
+  blockFirstAt: number;
+  headAt: number;
+  /** stream bytes [0, headBytes) are the header and the record offset table (fewer for a short stream) */
+  headBytes: number;
+  windowAt: number;
+  windowBytes: number;
+  totalBytes: number;
+}
+
+/**
+ * Stream bytes per validate_v2_window call: small enough that the copy into the window stays in
+ * cache (glibc copies from about 0.75 MiB up with non-temporal stores, which leave the bytes in
+ * memory; a window reused for every slice is never a cache miss to write), large enough that a
+ * call per slice costs nothing. A valid record takes at most 5136 bytes, far less than a window.
+ */
+export const VALIDATE_WINDOW_BYTES = 512 * 1024;
+
+export function windowedLayout(streamBytes: number, blockCount: number, windowBytes = VALIDATE_WINDOW_BYTES): WindowedLayout {
+  const { tableAt, tableCap, blockFirstAt } = validatedLayout(0, "v2", streamBytes, blockCount);
+  const headAt = align16(blockFirstAt + (blockCount + 1) * 4);
+  const headBytes = Math.min(streamBytes, v2RecordBase(blockCount));
+  const windowAt = align16(headAt + headBytes);
+  const window = Math.max(16, Math.min(windowBytes, streamBytes - headBytes));
+  return { tableAt, tableCap, blockFirstAt, headAt, headBytes, windowAt, windowBytes: window, totalBytes: windowAt + window + INPUT_SLACK_BYTES };
+}
+
+/** Where a v2 stream's records start: after the 16-byte header and the offset table, 16-aligned. */
+export const v2RecordBase = (blockCount: number) => (16 + 4 * blockCount + 15) & ~15;
+
+/** validateWindowed's answer for a stream it cannot judge a window at a time (a record longer than the window: never valid). */
+export const WINDOW_UNDECIDED = -2;
+
+/**
+ * validateInMemory for a v2 stream through a window (windowedLayout): the header and offset table
+ * are copied once, then the records a window at a time from a record's start; validate_v2_window
+ * validates what the window holds and stops at the first record it cannot judge yet, and the next
+ * window starts at that record. Same answers and leaf table as validateInMemory (the leaf count,
+ * or -1), or WINDOW_UNDECIDED where a window made no progress (the caller then copies the stream
+ * whole: validateInMemory).
+ */
+export function validateWindowed(kernel: KernelExports, buffer: ArrayBufferLike, bytes: Uint8Array, blockCount: number, layout: WindowedLayout, addrBase: number): number {
+  const len = bytes.length;
+  const { headAt, headBytes, windowAt, windowBytes } = layout;
+  new Uint8Array(buffer, headAt, headBytes).set(bytes.subarray(0, headBytes));
+  const window = new Uint8Array(buffer, windowAt, windowBytes);
+  const offsets = new Uint32Array(buffer, headAt, headBytes >> 2); // words 4.. are the record offsets
+  const base = v2RecordBase(blockCount);
+  let lo = headBytes & ~15; // the records start at or after base (= headBytes for a stream long enough to have records)
+  for (let b = 0; ; ) {
+    const hi = Math.min(len, lo + windowBytes);
+    window.set(bytes.subarray(lo, hi));
+    b = kernel.validate_v2_window(headAt, windowAt, lo, len, hi, blockCount, b, layout.tableAt, layout.tableCap, addrBase, layout.blockFirstAt);
+    if (b < 0) return -1;
+    if (b === blockCount) return new Uint32Array(buffer, layout.blockFirstAt + 4 * blockCount, 1)[0]!;
+    if (hi === len) return -1; // never: with the whole stream in, the kernel answers done or -1
+    // the kernel stopped at record b after checking its offset (16-aligned, rising, inside the stream)
+    const next = base + offsets[4 + b]!;
+    if (next <= lo) return WINDOW_UNDECIDED;
+    lo = next;
+  }
+}
+
+/**
  * The output band (native/decode.c, "Output bands"): inner macroblocks are expanded into a band
  * of 64 rows x `chunkBlocks` macroblocks, then copied out with memory.copy.
  */

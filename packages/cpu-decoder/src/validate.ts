@@ -6,10 +6,10 @@
  */
 import type { Shape } from "@sgfp4/format";
 import { kernelModule } from "./kernel.js";
-import { validatedLayout, validateInMemory } from "./layouts.js";
+import { VALIDATE_WINDOW_BYTES, WINDOW_UNDECIDED, validatedLayout, validateInMemory, validateWindowed, windowedLayout } from "./layouts.js";
 import { asSgfp4Error, parseForDecode, type DecodeOptions } from "./options.js";
 import { fastRequest } from "./request.js";
-import { scratchMemory } from "./scratch.js";
+import { scratchMemory, type KernelMemory } from "./scratch.js";
 
 export interface LeafTable {
   profile: "v1" | "v2";
@@ -38,28 +38,62 @@ export function buildLeafTable(bytes: Uint8Array, opts: DecodeOptions): LeafTabl
   return { profile: c.profile, shape: c.shape, tilesY: c.tilesY, tilesX: c.tilesX, leafTable: c.leafTable, leafCount: c.leafCount, blockFirst };
 }
 
-/** The wasm validator alone: the leaf table, or null for "not ok" (or no kernel). Throws for bad options. */
-export function validateLeafTable(bytes: Uint8Array, opts: DecodeOptions): LeafTable | null {
+/**
+ * The wasm validator alone: the leaf table, or null for "not ok" (or no kernel). Throws for bad
+ * options. A v2 stream passes through a window of `windowBytes` (tests pass small ones).
+ */
+export function validateLeafTable(bytes: Uint8Array, opts: DecodeOptions, windowBytes = VALIDATE_WINDOW_BYTES): LeafTable | null {
   const module = kernelModule();
   const r = fastRequest(bytes, opts);
   if (!module || !r) return null;
-  const layout = validatedLayout(0, r.profile, bytes.length, r.blockCount);
   try {
-    const { memory, kernel } = scratchMemory(module, layout.totalBytes);
-    const count = validateInMemory(kernel, memory.buffer, bytes, r.profile, r.blockCount, layout, 0);
-    if (count < 0) return null;
+    let held: KernelMemory | undefined;
+    let at: { tableAt: number; blockFirstAt: number } | undefined;
+    let count = -1;
+    if (r.profile === "v2") {
+      // the records pass through a window reused slice after slice: the stream is never copied whole
+      const layout = windowedLayout(bytes.length, r.blockCount, windowBytes);
+      held = scratchMemory(module, layout.totalBytes);
+      count = validateWindowed(held.kernel, held.memory.buffer, bytes, r.blockCount, layout, 0);
+      at = layout;
+    }
+    if (r.profile === "v1" || count === WINDOW_UNDECIDED) {
+      const layout = validatedLayout(0, r.profile, bytes.length, r.blockCount);
+      held = scratchMemory(module, layout.totalBytes);
+      count = validateInMemory(held.kernel, held.memory.buffer, bytes, r.profile, r.blockCount, layout, 0);
+      at = layout;
+    }
+    if (count < 0 || !held || !at) return null;
+    const buffer = held.memory.buffer;
     return {
       profile: r.profile,
       shape: [r.rows, r.cols],
       tilesY: r.tilesY,
       tilesX: r.tilesX,
-      leafTable: new Uint32Array(memory.buffer, layout.tableAt, count * 4).slice(),
+      leafTable: copyOut(buffer, at.tableAt, count * 4),
       leafCount: count,
-      blockFirst: new Uint32Array(memory.buffer, layout.blockFirstAt, r.blockCount + 1).slice(),
+      blockFirst: copyOut(buffer, at.blockFirstAt, r.blockCount + 1),
     };
   } catch (e) {
     throw asSgfp4Error(e, "WebAssembly validation failed");
   }
+}
+
+/**
+ * A copy of `words` u32 at byte `at` of kernel memory, in an array of its own (exactly that size).
+ * Where the engine offers uninitialised memory (Node's Buffer.allocUnsafeSlow: an ArrayBuffer of
+ * its own, not the pool's) it is used, since every word is overwritten at once: zeroing a fresh
+ * array first cost about a third of the copy-out (a leaf table is 16 bytes a leaf, 9 MiB for the
+ * encoder's 4096x8192 Student-t). Elsewhere a zeroed array.
+ */
+function copyOut(buffer: ArrayBufferLike, at: number, words: number): Uint32Array {
+  const from = new Uint32Array(buffer, at, words);
+  const unsafe = (globalThis as { Buffer?: { allocUnsafeSlow?: (size: number) => Uint8Array } }).Buffer?.allocUnsafeSlow;
+  if (typeof unsafe !== "function") return from.slice();
+  const bytes = unsafe(words * 4);
+  const out = new Uint32Array(bytes.buffer, bytes.byteOffset, words);
+  out.set(from);
+  return out;
 }
 
 /**

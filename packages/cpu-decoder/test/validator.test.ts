@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse, tiling, type Container } from "@sgfp4/format";
-import { BAND_MIN_OUTPUT_BYTES, WIDE_BAND_MIN_OUTPUT_BYTES, validateInMemory, validatedLayout } from "../src/layouts.js";
+import { BAND_MIN_OUTPUT_BYTES, WIDE_BAND_MIN_OUTPUT_BYTES, WINDOW_UNDECIDED, validateInMemory, validateWindowed, validatedLayout, windowedLayout } from "../src/layouts.js";
 import { instantiate, kernelModule, pagesFor } from "../src/kernel.js";
 import { buildLeafTable, recordRanges, validateLeafTable, validateRecordRange } from "../src/validate.js";
 import { bandedDecodeV1, fusedDecodeV2 } from "./kernel-harness.js";
@@ -133,6 +133,61 @@ describe("wasm validator vs parse()", () => {
     }
     expect(resumed).toBeGreaterThan(600);
   }, 120_000);
+
+  it("v2 validated through a sliding window (validate_v2_window, buildLeafTable's route) of any size: parse()'s verdict and leaf table, or undecided", () => {
+    const rng = new Rng(20261206, 15);
+    const seen = { windows: 0, undecided: 0, judged: 0 };
+    for (let i = 0; i < 500; i++) {
+      const c = generateValid(rng, { profile: "v2", maxTiles: 4 });
+      const cases = [c.bytes, mutate(rng, c).bytes, mutate(rng, c).bytes, corruptPadding(rng, c.bytes, c.shape) ?? c.bytes];
+      for (const bytes of cases) {
+        const B = tiling(c.shape).blockCount;
+        const windowBytes = rng.chance(0.2) ? rng.int(16, 600) : rng.int(600, 12000);
+        const layout = windowedLayout(bytes.length, B, windowBytes);
+        const memory = new WebAssembly.Memory({ initial: pagesFor(layout.totalBytes) });
+        const kernel = instantiate(kernelModule()!, memory);
+        const addrBase = rng.chance(0.5) ? 0 : 16 * rng.int(1, 1000);
+        if (bytes.length > layout.headBytes + layout.windowBytes) seen.windows++;
+        const count = validateWindowed(kernel, memory.buffer, bytes, B, layout, addrBase);
+        if (count === WINDOW_UNDECIDED) {
+          seen.undecided++; // a record longer than the window: the caller copies the stream whole instead
+          continue;
+        }
+        seen.judged++;
+        const parsed = parseOrNull(bytes, "v2", c.shape);
+        expect(count >= 0, `case ${i} window ${windowBytes}: verdict`).toBe(parsed !== null);
+        if (!parsed) continue;
+        expect(count).toBe(parsed.leafCount);
+        const want = Array.from(parsed.leafTable, (w, k) => (k % 4 === 3 ? (w + addrBase) >>> 0 : w));
+        expect(Array.from(new Uint32Array(memory.buffer, layout.tableAt, count * 4)), `case ${i} window ${windowBytes} table`).toEqual(want);
+        const first = new Uint32Array(memory.buffer, layout.blockFirstAt, B + 1);
+        for (let b = 0; b < B; b++) expect(first[b], `case ${i} block ${b}`).toBe(parsed.blocks[b]!.firstLeaf);
+        expect(first[B]).toBe(parsed.leafCount);
+      }
+    }
+    expect(seen.windows).toBeGreaterThan(800);
+    expect(seen.undecided).toBeGreaterThan(50);
+    expect(seen.judged).toBeGreaterThan(900);
+  }, 120_000);
+
+  it("validateLeafTable through a window of any size, whole-stream copy where a record is longer than it: parse()'s verdict and table, in arrays of their own", () => {
+    const rng = new Rng(20261206, 16);
+    for (let i = 0; i < 300; i++) {
+      const c = generateValid(rng, { profile: "v2", maxTiles: 3 });
+      const opts = { profile: "v2" as const, shape: c.shape };
+      for (const bytes of [c.bytes, mutate(rng, c).bytes]) {
+        const windowBytes = rng.pick([16, rng.int(16, 3000), 1 << 19]);
+        const parsed = parseOrNull(bytes, "v2", c.shape);
+        const table = validateLeafTable(bytes, opts, windowBytes);
+        expect(table !== null, `case ${i} window ${windowBytes}: verdict`).toBe(parsed !== null);
+        if (!table || !parsed) continue;
+        expect(Array.from(table.leafTable), `case ${i}`).toEqual(Array.from(parsed.leafTable));
+        expect(table.leafTable.buffer.byteLength, `case ${i}: an array of its own`).toBe(parsed.leafCount * 16);
+        expect(Array.from(table.blockFirst), `case ${i}`).toEqual([...parsed.blocks.map((b) => b.firstLeaf), parsed.leafCount]);
+        expect(table.blockFirst.buffer.byteLength).toBe(4 * (parsed.blockCount + 1));
+      }
+    }
+  }, 60_000);
 
   it("v2 split into record ranges (validateRecordRange): every part accepted only when parse() accepts, and the parts joined are its leaf table", () => {
     const rng = new Rng(20261205, 11);
