@@ -121,4 +121,19 @@ describe("PowerSum", () => {
     }
     expect((p[0]! + p[1]! + (p[2]! + p[3]!) + (p[4]! + p[5]! + (p[6]! + p[7]!))) / data.length).not.toBe(whole);
   });
+
+  it("adds each square as min(w^2, cap) would, a NaN as the cap (Infinity without one), in the fast loop too", () => {
+    const data = new Float32Array(100).map((_, i) => (i % 3) - 1.5 + i * 1e-3);
+    // the reference: each partial in index order, a square at or above the cap (or NaN) as the cap
+    const reference = (values: Float32Array, cap2: number): number => {
+      const p = new Float64Array(8);
+      values.forEach((w, i) => (p[i & 7] = p[i & 7]! + (w * w < cap2 ? w * w : cap2)));
+      return p[0]! + p[1]! + (p[2]! + p[3]!) + (p[4]! + p[5]! + (p[6]! + p[7]!));
+    };
+    for (const bad of [undefined, Number.NaN, Infinity, -Infinity]) {
+      const values = data.slice();
+      if (bad !== undefined) values[42] = bad;
+      for (const cap2 of [Infinity, 1]) expect(Object.is(new PowerSum(cap2).add(values.subarray(0, 33)).add(values.subarray(33)).sum(), reference(values, cap2))).toBe(true);
+    }
+  });
 });
