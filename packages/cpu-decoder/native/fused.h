@@ -229,16 +229,23 @@ static inline __attribute__((always_inline)) int uniform_rows_record(const u8 *i
  * offset of record b0-1, or -1. Inner blocks go to `band` when chunk_blocks != 0, else straight to
  * `out`, a window of the output (element (r, c) at out[(r - row_base) * out_stride + c - col_base]);
  * edge blocks always go to `out`. With a band, out is the whole output (out_stride = cols, no
- * base). 0 ok, -1 not ok. */
-static int decode_records(const u8 *in, u32 len, u32 base, u32 b0, u32 b1, long long prev, u32 *scratch, float *out,
-                          u32 out_stride, u32 rows, u32 cols, u32 tiles_x, u32 row_base, u32 col_base, float *band,
-                          u32 chunk_blocks) {
+ * base). 0 ok, -1 not ok.
+ * The offset table is read at `head`, the records' bytes [lo, avail) at `in` (byte k of the stream
+ * at in + k - lo; lo a multiple of 16, so the records' 16-byte alignments are the same; each record
+ * is judged as a stream of avail - lo bytes that starts at lo: the same checks shifted by lo, and
+ * a record accepted against avail <= len is accepted against len with the same leaves). */
+static int decode_records(const u8 *head, const u8 *in, u32 lo, u32 avail, u32 len, u32 base, u32 b0, u32 b1, long long prev,
+                          u32 *scratch, float *out, u32 out_stride, u32 rows, u32 cols, u32 tiles_x, u32 row_base,
+                          u32 col_base, float *band, u32 chunk_blocks) {
+  if (avail > len || lo > avail || (lo & 15u)) return -1;
+  const u32 wlen = avail - lo;
   /* chunk_blocks 0: no band, inner blocks are written straight to `out` (outputs that fit in cache) */
   const u32 banded = chunk_blocks != 0u, stride = banded ? chunk_blocks * 64u : out_stride;
   u32 chunk_by = b0 / tiles_x, chunk_bx0 = b0 - chunk_by * tiles_x, chunk_inside = 0; /* band: blocks chunk_bx0.. of row chunk_by */
   for (u32 b = b0; b < b1; b++) {
-    const long long start = v2_record_start(in, len, base, b, &prev);
-    if (start < 0) return -1;
+    const long long start_in_stream = v2_record_start(head, len, base, b, &prev);
+    if (start_in_stream < 0 || (u64)start_in_stream < lo || (u64)start_in_stream + 4u > avail) return -1;
+    const long long start = start_in_stream - lo; /* in the window, of wlen bytes */
     const u32 by = b / tiles_x, bx = b - by * tiles_x;
     if (banded && (by != chunk_by || bx - chunk_bx0 >= chunk_blocks)) { /* next chunk: copy out the previous one */
       flush_band(band, stride, out, cols, chunk_by, chunk_bx0, chunk_inside);
@@ -247,7 +254,7 @@ static int decode_records(const u8 *in, u32 len, u32 base, u32 b0, u32 b1, long 
     const int inside = by * 64u + 64u <= rows && bx * 64u + 64u <= cols && by < (1u << 25) && bx < (1u << 25);
     if (!inside) {
       /* addr_base = in: the payload addresses are absolute, as decode_leaves reads them */
-      const int n = v2_record(in, len, (u32)start, b, scratch, 256u, (u32)in);
+      const int n = v2_record(in, wlen, (u32)start, b, scratch, 256u, (u32)in);
       if (n < 0) return -1;
       decode_leaves_window(scratch, (u32)n, out, out_stride, rows, cols, tiles_x, row_base, col_base);
       continue;
@@ -257,13 +264,13 @@ static int decode_records(const u8 *in, u32 len, u32 base, u32 b0, u32 b1, long 
     float *dst = banded ? band + (bx - chunk_bx0) * 64u : out + ((by * 64u - row_base) * out_stride + bx * 64u - col_base);
     int ok;
     switch (load32(in + start)) {
-      case 1: ok = uniform_rows_record(in, len, (u32)start, dst, stride, 5); break;
-      case 2: ok = uniform_rows_record(in, len, (u32)start, dst, stride, 4); break;
-      case 3: ok = uniform_8_record(in, len, (u32)start, dst, stride); break;
-      case 5: ok = full_4x4_record(in, len, (u32)start, dst, stride); break;
-      case 4: ok = mixed_record(in, len, (u32)start, dst, stride); break;
+      case 1: ok = uniform_rows_record(in, wlen, (u32)start, dst, stride, 5); break;
+      case 2: ok = uniform_rows_record(in, wlen, (u32)start, dst, stride, 4); break;
+      case 3: ok = uniform_8_record(in, wlen, (u32)start, dst, stride); break;
+      case 5: ok = full_4x4_record(in, wlen, (u32)start, dst, stride); break;
+      case 4: ok = mixed_record(in, wlen, (u32)start, dst, stride); break;
       default: { /* UNIFORM_64, and anything v2_record rejects */
-        const int n = v2_record(in, len, (u32)start, b, scratch, 256u, (u32)in);
+        const int n = v2_record(in, wlen, (u32)start, b, scratch, 256u, (u32)in);
         ok = n >= 0;
         if (ok) decode_block_at(scratch, (u32)n, dst, stride);
       }
@@ -279,7 +286,7 @@ __attribute__((export_name("validate_decode_v2"))) int validate_decode_v2(const 
                                                                           float *band, u32 chunk_blocks) {
   const u32 base = v2_record_base(in, len, blocks);
   if (!base) return -1;
-  return decode_records(in, len, base, 0, blocks, -1, scratch, out, cols, rows, cols, tiles_x, 0, 0, band, chunk_blocks);
+  return decode_records(in, in, 0, len, len, base, 0, blocks, -1, scratch, out, cols, rows, cols, tiles_x, 0, 0, band, chunk_blocks);
 }
 
 /*
@@ -294,5 +301,22 @@ __attribute__((export_name("validate_decode_v2_window"))) int validate_decode_v2
   const u32 base = v2_record_base(in, len, blocks);
   if (!base || b0 > b1 || b1 > blocks) return -1;
   const long long prev = b0 ? (long long)load32(in + 16u + 4u * (b0 - 1u)) : -1;
-  return decode_records(in, len, base, b0, b1, prev, scratch, out, stride, rows, cols, tiles_x, row_base, col_base, 0, 0);
+  return decode_records(in, in, 0, len, len, base, b0, b1, prev, scratch, out, stride, rows, cols, tiles_x, row_base, col_base, 0, 0);
+}
+
+/*
+ * validate_decode_v2_window with the header and offset table at `head` (stream bytes [0, base))
+ * and the records' bytes [lo, avail) at `window` (lo a multiple of 16 at or below record b0's
+ * start): decode() copies each band's records into one reused window instead of the whole stream
+ * (routes.ts). A record that needs bytes past avail < len is "not ok" here: the caller makes the
+ * window hold 5152 bytes past the band's last record start (a valid record takes at most 5136,
+ * and the expansion reads up to 16 past a payload).
+ */
+__attribute__((export_name("validate_decode_v2_stream_window"))) int validate_decode_v2_stream_window(
+    const u8 *head, const u8 *window, u32 lo, u32 avail, u32 len, u32 blocks, u32 b0, u32 b1, u32 *scratch, float *out,
+    u32 stride, u32 rows, u32 cols, u32 tiles_x, u32 row_base, u32 col_base) {
+  const u32 base = v2_record_base(head, len, blocks);
+  if (!base || b0 > b1 || b1 > blocks) return -1;
+  const long long prev = b0 ? (long long)load32(head + 16u + 4u * (b0 - 1u)) : -1;
+  return decode_records(head, window, lo, avail, len, base, b0, b1, prev, scratch, out, stride, rows, cols, tiles_x, row_base, col_base, 0, 0);
 }

@@ -23,6 +23,8 @@ export interface KernelExports {
   decode_leaves_window(table: number, count: number, out: number, stride: number, rows: number, cols: number, tilesX: number, rowBase: number, colBase: number): void;
   /** validate_decode_v2 over records b0..b1-1 into a window of the output, as decode_leaves_window places it (no band). */
   validate_decode_v2_window(input: number, len: number, blocks: number, b0: number, b1: number, scratch: number, out: number, stride: number, rows: number, cols: number, tilesX: number, rowBase: number, colBase: number): number;
+  /** validate_decode_v2_window with the header and offset table at `head` and stream bytes [lo, avail) at `window`. */
+  validate_decode_v2_stream_window(head: number, window: number, lo: number, avail: number, len: number, blocks: number, b0: number, b1: number, scratch: number, out: number, stride: number, rows: number, cols: number, tilesX: number, rowBase: number, colBase: number): number;
   /** Expand a validated v1 leaf table through an output band. */
   decode_v1_banded(table: number, blocks: number, out: number, rows: number, cols: number, tilesX: number, band: number, chunkBlocks: number): void;
   /** n floats at src -> n f16 / bf16 patterns (RNE) at dst; dst may equal src. */

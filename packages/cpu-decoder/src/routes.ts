@@ -3,9 +3,9 @@
  * (bands.ts). Every route answers null for "not ok"; the caller then runs parse() (parsed.ts),
  * which throws the exact error, so a valid stream is validated once.
  */
-import { bandBytes, bandTargetFor, runBands, type BandTarget } from "./bands.js";
+import { bandBytes, bandTargetFor, bandsOf, runBands, type BandTarget } from "./bands.js";
 import { MAX_WASM_BYTES, kernelModule } from "./kernel.js";
-import { fusedLayout, validateInMemory, validatedLayout } from "./layouts.js";
+import { INPUT_SLACK_BYTES, fusedLayout, v2RecordBase, validateInMemory, validatedLayout } from "./layouts.js";
 import { asSgfp4Error, type DecodedArray } from "./options.js";
 import type { FastRequest } from "./request.js";
 import { scratchMemory } from "./scratch.js";
@@ -21,7 +21,10 @@ export function fusedBands(bytes: Uint8Array, r: FastRequest, target: BandTarget
   const module = kernelModule();
   if (!module) return null;
   const bandTarget = bandTargetFor(r.rows, r.cols, target.format);
-  const layout = fusedLayout(bandBytes(r.tilesY, r.tilesX, r.cols, bandTarget), bytes.length, r.tilesX, 0); // the band is the output: no output band
+  const outBytes = bandBytes(r.tilesY, r.tilesX, r.cols, bandTarget);
+  const windows = bandWindows(bytes, r, bandTarget);
+  if (windows) return windowedBands(module, bytes, r, target, bandTarget, outBytes, windows);
+  const layout = fusedLayout(outBytes, bytes.length, r.tilesX, 0); // the band is the output: no output band
   if (layout.totalBytes > MAX_WASM_BYTES) return null;
   try {
     const { memory, kernel } = scratchMemory(module, layout.totalBytes);
@@ -34,6 +37,73 @@ export function fusedBands(bytes: Uint8Array, r: FastRequest, target: BandTarget
     throw asSgfp4Error(e, "WebAssembly decode failed");
   }
 }
+
+/**
+ * Bytes past a band's last record start that its window holds: a valid record takes at most
+ * 5136 bytes (16 of layout and map, 256 headers, 256 4x4 payloads of 16 bytes) and the expansion
+ * reads up to 16 bytes past a payload.
+ */
+const RECORD_REACH_BYTES = 5136 + 16;
+/** Largest window per band; a stream whose bands need more (records far apart) is copied whole. */
+const MAX_BAND_WINDOW_BYTES = 2 * 1024 * 1024;
+
+/** The stream bytes [lo, hi) that band [b0, b1) of a v2 stream can need, from its offset table (untrusted: the kernel checks every offset). */
+function bandWindow(view: DataView, base: number, len: number, b0: number, b1: number): { lo: number; hi: number } {
+  const start = base + view.getUint32(16 + 4 * b0, true);
+  const lo = start - (start % 16);
+  const hi = Math.min(len, base + view.getUint32(16 + 4 * (b1 - 1), true) + RECORD_REACH_BYTES);
+  return { lo, hi };
+}
+
+/**
+ * The largest window the bands of a v2 stream need, or null where the stream is to be copied
+ * whole (a band whose records lie far apart, or offsets out of order or past the end: the
+ * whole-stream route then gives the kernel's verdict).
+ */
+function bandWindows(bytes: Uint8Array, r: FastRequest, bandTarget: number): number | null {
+  const len = bytes.length;
+  const base = v2RecordBase(r.blockCount);
+  if (base > len) return null;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, len);
+  let most = 0;
+  for (const b of bandsOf(r.tilesY, r.tilesX, r.rows, r.cols, bandTarget)) {
+    const { lo, hi } = bandWindow(view, base, len, b.b0, b.b1);
+    if (!(hi > lo) || hi - lo > MAX_BAND_WINDOW_BYTES) return null;
+    most = Math.max(most, hi - lo);
+  }
+  return most;
+}
+
+/**
+ * fusedBands through a window: the header and offset table are copied once, then each band's
+ * records (bandWindow) into one window that every band reuses, where the kernel reads them while
+ * they are in cache (validate_decode_v2_stream_window), instead of the whole stream first.
+ * Memory: [band | scratch (one record's leaf table) | header and offset table | window].
+ */
+function windowedBands(module: WebAssembly.Module, bytes: Uint8Array, r: FastRequest, target: BandTarget, bandTarget: number, outBytes: number, windowBytes: number): DecodedArray | null {
+  const len = bytes.length;
+  const base = v2RecordBase(r.blockCount);
+  const scratchAt = align16(outBytes);
+  const headAt = scratchAt + 256 * 16;
+  const windowAt = align16(headAt + base);
+  const totalBytes = windowAt + windowBytes + INPUT_SLACK_BYTES;
+  if (totalBytes > MAX_WASM_BYTES) return null;
+  try {
+    const { memory, kernel } = scratchMemory(module, totalBytes);
+    new Uint8Array(memory.buffer, headAt, base).set(bytes.subarray(0, base));
+    const window = new Uint8Array(memory.buffer, windowAt, windowBytes);
+    const view = new DataView(bytes.buffer, bytes.byteOffset, len);
+    return runBands(kernel, memory, target, (b) => {
+      const { lo, hi } = bandWindow(view, base, len, b.b0, b.b1);
+      window.set(bytes.subarray(lo, hi));
+      return kernel.validate_decode_v2_stream_window(headAt, windowAt, lo, hi, len, r.blockCount, b.b0, b.b1, scratchAt, 0, b.stride, r.rows, r.cols, r.tilesX, b.rowBase, b.colBase) === 0;
+    }, bandTarget);
+  } catch (e) {
+    throw asSgfp4Error(e, "WebAssembly decode failed");
+  }
+}
+
+const align16 = (n: number) => Math.ceil(n / 16) * 16;
 
 /**
  * The whole stream is validated first (the wasm validator writes the leaf table into scratch
