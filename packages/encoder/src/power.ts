@@ -21,69 +21,26 @@ export class PowerSum {
   add(data: Float32Array): this {
     const n = data.length;
     const cap2 = this.cap2;
-    const sq = (w: number): number => (w * w < cap2 ? w * w : cap2);
     const p = this.p;
     const s = this.count & 7;
-    // local partial j is the tensor's partial (s + j) mod 8
-    let p0 = p[s]!, p1 = p[(s + 1) & 7]!, p2 = p[(s + 2) & 7]!, p3 = p[(s + 3) & 7]!;
-    let p4 = p[(s + 4) & 7]!, p5 = p[(s + 5) & 7]!, p6 = p[(s + 6) & 7]!, p7 = p[(s + 7) & 7]!;
-    let i = 0;
-    if (cap2 === Infinity) {
-      // every square as it is, no compare (4-5x faster): sq's terms for every value but NaN (sq
-      // adds Infinity for it), so a NaN result is redone with sq below
-      const q0 = p0, q1 = p1, q2 = p2, q3 = p3, q4 = p4, q5 = p5, q6 = p6, q7 = p7;
-      for (; i + 8 <= n; i += 8) {
-        const a0 = data[i]!, a1 = data[i + 1]!, a2 = data[i + 2]!, a3 = data[i + 3]!;
-        const a4 = data[i + 4]!, a5 = data[i + 5]!, a6 = data[i + 6]!, a7 = data[i + 7]!;
-        p0 += a0 * a0;
-        p1 += a1 * a1;
-        p2 += a2 * a2;
-        p3 += a3 * a3;
-        p4 += a4 * a4;
-        p5 += a5 * a5;
-        p6 += a6 * a6;
-        p7 += a7 * a7;
-      }
-      if (Number.isNaN(p0 + p1 + p2 + p3 + p4 + p5 + p6 + p7)) {
-        p0 = q0;
-        p1 = q1;
-        p2 = q2;
-        p3 = q3;
-        p4 = q4;
-        p5 = q5;
-        p6 = q6;
-        p7 = q7;
-        i = 0;
+    const bulk = n - (n & 7);
+    // the fast loops add the compare's terms (a square below cap2, else cap2) for every value but
+    // NaN, for which they add NaN and the compare cap2: a NaN result is redone with the compare
+    const before = p.slice();
+    if (cap2 === Infinity) addSquares(data, bulk, p, s);
+    else addCappedSquares(data, bulk, p, s, cap2);
+    if (Number.isNaN(p[0]! + p[1]! + p[2]! + p[3]! + p[4]! + p[5]! + p[6]! + p[7]!)) {
+      p.set(before);
+      for (let i = 0; i < bulk; i++) {
+        const w = data[i]!;
+        p[(s + i) & 7] = p[(s + i) & 7]! + (w * w < cap2 ? w * w : cap2);
       }
     }
-    if (i === 0) {
-      for (; i + 8 <= n; i += 8) {
-        p0 += sq(data[i]!);
-        p1 += sq(data[i + 1]!);
-        p2 += sq(data[i + 2]!);
-        p3 += sq(data[i + 3]!);
-        p4 += sq(data[i + 4]!);
-        p5 += sq(data[i + 5]!);
-        p6 += sq(data[i + 6]!);
-        p7 += sq(data[i + 7]!);
-      }
+    // the last n mod 8 elements, each in its partial (local partial j is the tensor's (s + j) mod 8)
+    for (let i = bulk; i < n; i++) {
+      const w = data[i]!;
+      p[(s + i) & 7] = p[(s + i) & 7]! + (w * w < cap2 ? w * w : cap2);
     }
-    // the last n mod 8 elements, each in its partial
-    if (i < n) p0 += sq(data[i]!);
-    if (i + 1 < n) p1 += sq(data[i + 1]!);
-    if (i + 2 < n) p2 += sq(data[i + 2]!);
-    if (i + 3 < n) p3 += sq(data[i + 3]!);
-    if (i + 4 < n) p4 += sq(data[i + 4]!);
-    if (i + 5 < n) p5 += sq(data[i + 5]!);
-    if (i + 6 < n) p6 += sq(data[i + 6]!);
-    p[s] = p0;
-    p[(s + 1) & 7] = p1;
-    p[(s + 2) & 7] = p2;
-    p[(s + 3) & 7] = p3;
-    p[(s + 4) & 7] = p4;
-    p[(s + 5) & 7] = p5;
-    p[(s + 6) & 7] = p6;
-    p[(s + 7) & 7] = p7;
     this.count += n;
     return this;
   }
@@ -98,6 +55,59 @@ export class PowerSum {
   mean(): number {
     return this.sum() / this.count;
   }
+}
+
+/**
+ * PowerSum.add's groups of eight, data[0 .. end) (end a multiple of 8): local partial j is the
+ * tensor's partial (s + j) mod 8. Two functions (with and without a cap), each with its own type
+ * feedback: one function for both kept being deoptimised and ran at 16 bytes of garbage per weight.
+ */
+function addSquares(data: Float32Array, end: number, p: Float64Array, s: number): void {
+  let p0 = p[s]!, p1 = p[(s + 1) & 7]!, p2 = p[(s + 2) & 7]!, p3 = p[(s + 3) & 7]!;
+  let p4 = p[(s + 4) & 7]!, p5 = p[(s + 5) & 7]!, p6 = p[(s + 6) & 7]!, p7 = p[(s + 7) & 7]!;
+  for (let i = 0; i < end; i += 8) {
+    const a0 = data[i]!, a1 = data[i + 1]!, a2 = data[i + 2]!, a3 = data[i + 3]!;
+    const a4 = data[i + 4]!, a5 = data[i + 5]!, a6 = data[i + 6]!, a7 = data[i + 7]!;
+    p0 += a0 * a0;
+    p1 += a1 * a1;
+    p2 += a2 * a2;
+    p3 += a3 * a3;
+    p4 += a4 * a4;
+    p5 += a5 * a5;
+    p6 += a6 * a6;
+    p7 += a7 * a7;
+  }
+  storePartials(p, s, p0, p1, p2, p3, p4, p5, p6, p7);
+}
+
+/** addSquares with each square at most cap2 (Math.min: a NaN square gives NaN, where the compare gives cap2; see add). */
+function addCappedSquares(data: Float32Array, end: number, p: Float64Array, s: number, cap2: number): void {
+  let p0 = p[s]!, p1 = p[(s + 1) & 7]!, p2 = p[(s + 2) & 7]!, p3 = p[(s + 3) & 7]!;
+  let p4 = p[(s + 4) & 7]!, p5 = p[(s + 5) & 7]!, p6 = p[(s + 6) & 7]!, p7 = p[(s + 7) & 7]!;
+  for (let i = 0; i < end; i += 8) {
+    const a0 = data[i]! * data[i]!, a1 = data[i + 1]! * data[i + 1]!, a2 = data[i + 2]! * data[i + 2]!, a3 = data[i + 3]! * data[i + 3]!;
+    const a4 = data[i + 4]! * data[i + 4]!, a5 = data[i + 5]! * data[i + 5]!, a6 = data[i + 6]! * data[i + 6]!, a7 = data[i + 7]! * data[i + 7]!;
+    p0 += Math.min(a0, cap2);
+    p1 += Math.min(a1, cap2);
+    p2 += Math.min(a2, cap2);
+    p3 += Math.min(a3, cap2);
+    p4 += Math.min(a4, cap2);
+    p5 += Math.min(a5, cap2);
+    p6 += Math.min(a6, cap2);
+    p7 += Math.min(a7, cap2);
+  }
+  storePartials(p, s, p0, p1, p2, p3, p4, p5, p6, p7);
+}
+
+function storePartials(p: Float64Array, s: number, p0: number, p1: number, p2: number, p3: number, p4: number, p5: number, p6: number, p7: number): void {
+  p[s] = p0;
+  p[(s + 1) & 7] = p1;
+  p[(s + 2) & 7] = p2;
+  p[(s + 3) & 7] = p3;
+  p[(s + 4) & 7] = p4;
+  p[(s + 5) & 7] = p5;
+  p[(s + 6) & 7] = p6;
+  p[(s + 7) & 7] = p7;
 }
 
 /**
