@@ -2,36 +2,57 @@
  * Half-precision outputs (docs/decisions.md P10): each value is the IEEE round-to-nearest-even
  * conversion of the exact float32 result. f16 keeps subnormals and overflows to +-Inf; bf16 is RNE
  * of the f32 bits. Decoded values are always finite (|S * code + Bias| <= 8 * 65504 + 65504), NaN
- * is still mapped to a quiet NaN. The JS side expands a cache-sized band to f32 and converts it in
- * place before copying it out, so the output traffic is two bytes per weight.
+ * is still mapped to a quiet NaN. v2 streams through a window (routes.ts) are converted by the
+ * kernel one macroblock at a time while its f32 values are in L1 (validate_decode_v2_half_window);
+ * other routes expand a band to f32 and convert it in place (convert_f16 / convert_bf16) before it
+ * is copied out. Either way the output traffic is two bytes per weight.
  */
 
-/* f32 bits (sign cleared) -> f16 magnitude bits, RNE (F. Giesen's float_to_half_fast3_rtne): below
- * 2^-14 the sum |x| + 0.5 rounds away the bits an f16 subnormal cannot hold (wasm keeps f32
- * subnormals and rounds to nearest even); above, the exponent is rebased and RNE is an add of
- * 0xfff plus the kept mantissa's lowest bit (a carry into the exponent is correct, up to Inf). */
-static inline v128_t f16_magnitude(v128_t a) {
-  const v128_t sub = wasm_i32x4_sub(wasm_f32x4_add(a, wasm_f32x4_splat(0.5f)), wasm_i32x4_splat(0x3f000000));
-  const v128_t odd = wasm_v128_and(wasm_u32x4_shr(a, 13), wasm_i32x4_splat(1));
-  const v128_t norm = wasm_u32x4_shr(wasm_i32x4_add(wasm_i32x4_add(a, wasm_i32x4_splat((int)0xc8000fffu)), odd), 13);
-  const v128_t big = wasm_v128_bitselect(wasm_i32x4_splat(0x7e00), wasm_i32x4_splat(0x7c00), wasm_i32x4_gt(a, wasm_i32x4_splat(0x7f800000)));
-  const v128_t finite = wasm_v128_bitselect(sub, norm, wasm_i32x4_lt(a, wasm_i32x4_splat(0x38800000)));
-  return wasm_v128_bitselect(big, finite, wasm_i32x4_ge(a, wasm_i32x4_splat(0x47800000)));
+/* All ones in the lanes whose magnitude bits are a NaN's (above the infinity's 0x7f800000): an
+ * arithmetic shift, not a compare (clang turns a compare of these non-negative values into an
+ * unsigned one, which x86 has no instruction for). */
+static inline v128_t nan_lanes(v128_t magnitude) {
+  return wasm_i32x4_shr(wasm_i32x4_sub(wasm_i32x4_splat(0x7f800000), magnitude), 31);
+}
+
+/* f32 -> f16 bits, RNE, subnormals kept, overflow to +-Inf, NaN to a quiet NaN (0x7e00 | sign),
+ * without a compare or a branch per range (M. Dukhan's fp16_ieee_from_fp32_value, FP16 library):
+ * |x| * 2^112 * 2^-110 is |x| * 4, or Inf where an f16 overflows; adding the power of two
+ * 2^(e + 8) (e: x's exponent, at least -14 + ... as the bias clamp sets it, 0x71000000) makes the
+ * f32 add round to the f16 mantissa's last place, to nearest even (subnormals included), leaving
+ * the f16 exponent and mantissa in bits 13.. and 0..11 of the sum (wasm keeps f32 subnormals).
+ * Checked against the previous range-by-range conversion on all 2^32 inputs (BENCHMARKS.md). */
+static inline v128_t f16_finite_of(v128_t x, v128_t magnitude) {
+  const v128_t scaled = wasm_f32x4_mul(wasm_f32x4_mul(magnitude, wasm_f32x4_splat(0x1p112f)), wasm_f32x4_splat(0x1p-110f));
+  const v128_t bias = wasm_u32x4_max(wasm_v128_and(wasm_i32x4_add(x, x), wasm_i32x4_splat((int)0xff000000u)), wasm_i32x4_splat(0x71000000));
+  const v128_t sum = wasm_f32x4_add(wasm_i32x4_add(wasm_u32x4_shr(bias, 1), wasm_i32x4_splat(0x07800000)), scaled);
+  const v128_t bits = wasm_i32x4_add(wasm_v128_and(wasm_u32x4_shr(sum, 13), wasm_i32x4_splat(0x7c00)), wasm_v128_and(sum, wasm_i32x4_splat(0x0fff)));
+  return wasm_v128_or(bits, wasm_v128_and(wasm_u32x4_shr(x, 16), wasm_i32x4_splat(0x8000)));
 }
 
 static inline v128_t f16_of(v128_t x) {
-  const v128_t sign = wasm_u32x4_shr(wasm_v128_and(x, wasm_i32x4_splat((int)0x80000000u)), 16);
-  return wasm_v128_or(f16_magnitude(wasm_v128_and(x, wasm_i32x4_splat(0x7fffffff))), sign);
+  const v128_t magnitude = wasm_v128_and(x, wasm_i32x4_splat(0x7fffffff));
+  const v128_t sign = wasm_v128_and(wasm_u32x4_shr(x, 16), wasm_i32x4_splat(0x8000));
+  return wasm_v128_bitselect(wasm_v128_or(wasm_i32x4_splat(0x7e00), sign), f16_finite_of(x, magnitude), nan_lanes(magnitude));
+}
+
+/* The same for values known finite (decoded values: |S * code + Bias| <= 8 * 65504 + 65504): no NaN lanes. */
+static inline v128_t f16_of_finite(v128_t x) { return f16_finite_of(x, wasm_v128_and(x, wasm_i32x4_splat(0x7fffffff))); }
+
+/* f32 -> bf16 bits: RNE of the f32 bits (add 0x7fff plus the kept lowest bit), NaN to a quiet NaN;
+ * bf16_of_finite for values known finite (no NaN lanes). */
+static inline v128_t bf16_of_finite(v128_t x) {
+  const v128_t odd = wasm_v128_and(wasm_u32x4_shr(x, 16), wasm_i32x4_splat(1));
+  return wasm_u32x4_shr(wasm_i32x4_add(wasm_i32x4_add(x, wasm_i32x4_splat(0x7fff)), odd), 16);
 }
 
 static inline v128_t bf16_of(v128_t x) {
-  const v128_t odd = wasm_v128_and(wasm_u32x4_shr(x, 16), wasm_i32x4_splat(1));
-  const v128_t rounded = wasm_u32x4_shr(wasm_i32x4_add(wasm_i32x4_add(x, wasm_i32x4_splat(0x7fff)), odd), 16);
+  const v128_t rounded = bf16_of_finite(x);
   const v128_t nan = wasm_i32x4_gt(wasm_v128_and(x, wasm_i32x4_splat(0x7fffffff)), wasm_i32x4_splat(0x7f800000));
   return wasm_v128_bitselect(wasm_v128_or(wasm_u32x4_shr(x, 16), wasm_i32x4_splat(0x40)), rounded, nan);
 }
 
-/* n floats at src -> n halves at dst, 8 at a time; dst may equal src (each write lands behind the reads). */
+/* n floats at src -> n halves at dst, 8 at a time, then one at a time; dst may equal src (each write lands behind the reads). */
 #define CONVERT_LOOP(of)                                                                                       \
   do {                                                                                                         \
     u32 i = 0;                                                                                                 \
@@ -44,4 +65,35 @@ static inline v128_t bf16_of(v128_t x) {
 
 __attribute__((export_name("convert_f16"))) void convert_f16(const float *src, u16 *dst, u32 n) { CONVERT_LOOP(f16_of); }
 __attribute__((export_name("convert_bf16"))) void convert_bf16(const float *src, u16 *dst, u32 n) { CONVERT_LOOP(bf16_of); }
+/* Decoded (finite) values: the NaN lanes' handling left out, same bits for every finite value. */
+static inline __attribute__((always_inline)) void convert_run(const float *src, u16 *dst, u32 n, u32 bf16) {
+  if (bf16) CONVERT_LOOP(bf16_of_finite);
+  else CONVERT_LOOP(f16_of_finite);
+}
 #undef CONVERT_LOOP
+
+/*
+ * validate_decode_v2_stream_window for f16 / bf16 outputs (bf16 != 0: bf16): each record is
+ * validated and expanded as decode_records does, into `block` (one macroblock of f32, 64 x 64,
+ * 16 KiB, so it stays in L1 cache), and converted from there into `out`, a window of the u16
+ * output (element (r, c) at out[(r - row_base) * stride + c - col_base]). The f32 values never
+ * leave the cache and the band holds two bytes per weight; the values are the same f32 values
+ * converted by the same functions as convert_f16 / convert_bf16. 0 ok, -1 not ok.
+ */
+__attribute__((export_name("validate_decode_v2_half_window"))) int validate_decode_v2_half_window(
+    const u8 *head, const u8 *window, u32 lo, u32 avail, u32 len, u32 blocks, u32 b0, u32 b1, u32 *scratch, float *block,
+    u16 *out, u32 stride, u32 rows, u32 cols, u32 tiles_x, u32 row_base, u32 col_base, u32 bf16) {
+  const u32 base = v2_record_base(head, len, blocks);
+  if (!base || b0 > b1 || b1 > blocks) return -1;
+  for (u32 b = b0; b < b1; b++) {
+    const long long prev = b ? (long long)load32(head + 16u + 4u * (b - 1u)) : -1;
+    const u32 by = b / tiles_x, bx = b - by * tiles_x;
+    if (decode_records(head, window, lo, avail, len, base, b, b + 1u, prev, scratch, block, 64u, rows, cols, tiles_x, by * 64u,
+                       bx * 64u, 0, 0))
+      return -1;
+    const u32 kept_rows = rows - by * 64u < 64u ? rows - by * 64u : 64u, kept_cols = cols - bx * 64u < 64u ? cols - bx * 64u : 64u;
+    u16 *dst = out + ((by * 64u - row_base) * stride + bx * 64u - col_base);
+    for (u32 r = 0; r < kept_rows; r++) convert_run(block + r * 64u, dst + r * stride, kept_cols, bf16);
+  }
+  return 0;
+}

@@ -105,8 +105,9 @@ export interface BandTarget {
 }
 
 /**
- * Run `expand` (the kernel writes the band's f32 values at address 0, as Band places them) over
- * every band and copy each into the output. null when `expand` reports a fault (false): the
+ * Run `expand` (the kernel writes the band's f32 values at address 0, as Band places them; or,
+ * with halvesWritten, its f16/bf16 values, two bytes each) over every band and copy each into the
+ * output. null when `expand` reports a fault (false): the
  * caller then runs parse() for the exact error; a lazily allocated output is then never made.
  */
 export function runBands(
@@ -115,9 +116,10 @@ export function runBands(
   t: BandTarget,
   expand: (band: Band) => boolean,
   target = bandTargetFor(t.rows, t.cols, t.format),
+  halvesWritten = false,
 ): DecodedArray | null {
   let out = typeof t.out === "function" ? null : t.out;
-  const rows = new BandRows(kernel, memory.buffer, 0, t.format);
+  const rows = new BandRows(kernel, memory.buffer, 0, t.format, halvesWritten);
   for (const band of bandsOf(t.tilesY, t.tilesX, t.rows, t.cols, target)) {
     if (!expand(band)) return null;
     out ??= (t.out as () => DecodedArray)();

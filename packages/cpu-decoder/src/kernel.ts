@@ -25,6 +25,8 @@ export interface KernelExports {
   validate_decode_v2_window(input: number, len: number, blocks: number, b0: number, b1: number, scratch: number, out: number, stride: number, rows: number, cols: number, tilesX: number, rowBase: number, colBase: number): number;
   /** validate_decode_v2_window with the header and offset table at `head` and stream bytes [lo, avail) at `window`. */
   validate_decode_v2_stream_window(head: number, window: number, lo: number, avail: number, len: number, blocks: number, b0: number, b1: number, scratch: number, out: number, stride: number, rows: number, cols: number, tilesX: number, rowBase: number, colBase: number): number;
+  /** validate_decode_v2_stream_window writing f16 (bf16 = 0) or bf16 (bf16 = 1) patterns: `out` is a window of the u16 output. */
+  validate_decode_v2_half_window(head: number, window: number, lo: number, avail: number, len: number, blocks: number, b0: number, b1: number, scratch: number, block: number, out: number, stride: number, rows: number, cols: number, tilesX: number, rowBase: number, colBase: number, bf16: number): number;
   /** Expand a validated v1 leaf table through an output band. */
   decode_v1_banded(table: number, blocks: number, out: number, rows: number, cols: number, tilesX: number, band: number, chunkBlocks: number): void;
   /** n floats at src -> n f16 / bf16 patterns (RNE) at dst; dst may equal src. */

@@ -44,12 +44,14 @@ export class BandRows {
     private readonly buffer: ArrayBufferLike,
     private readonly at: number,
     private readonly format: OutputFormat,
+    /** f16/bf16: the kernel wrote the band's halves already (no conversion here) */
+    private readonly halvesWritten = false,
   ) {}
 
   emit(band: BandPlace, out: DecodedArray, cols: number): void {
     const { keptRows, keptCols, stride } = band;
     const half = this.format !== "f32";
-    if (half) {
+    if (half && !this.halvesWritten) {
       const n = keptRows * stride;
       if (this.format === "f16") this.kernel.convert_f16(this.at, this.at, n);
       else this.kernel.convert_bf16(this.at, this.at, n);

@@ -78,12 +78,19 @@ function bandWindows(bytes: Uint8Array, r: FastRequest, bandTarget: number): num
  * fusedBands through a window: the header and offset table are copied once, then each band's
  * records (bandWindow) into one window that every band reuses, where the kernel reads them while
  * they are in cache (validate_decode_v2_stream_window), instead of the whole stream first.
- * Memory: [band | scratch (one record's leaf table) | header and offset table | window].
+ * Memory: [band | f16/bf16: one f32 macroblock | scratch (one record's leaf table) | header and
+ * offset table | window].
  */
 function windowedBands(module: WebAssembly.Module, bytes: Uint8Array, r: FastRequest, target: BandTarget, bandTarget: number, outBytes: number, windowBytes: number): DecodedArray | null {
   const len = bytes.length;
   const base = v2RecordBase(r.blockCount);
-  const scratchAt = align16(outBytes);
+  // f16/bf16: the kernel expands each macroblock into a 16 KiB f32 block (in L1) and writes its
+  // halves into the band, two bytes a weight (validate_decode_v2_half_window): no f32 band, no
+  // separate conversion pass over it
+  const half = target.format !== "f32";
+  const bf16 = target.format === "bf16" ? 1 : 0;
+  const blockAt = align16(half ? outBytes / 2 : outBytes);
+  const scratchAt = half ? blockAt + 64 * 64 * 4 : blockAt;
   const headAt = scratchAt + 256 * 16;
   const windowAt = align16(headAt + base);
   const totalBytes = windowAt + windowBytes + INPUT_SLACK_BYTES;
@@ -96,8 +103,10 @@ function windowedBands(module: WebAssembly.Module, bytes: Uint8Array, r: FastReq
     return runBands(kernel, memory, target, (b) => {
       const { lo, hi } = bandWindow(view, base, len, b.b0, b.b1);
       window.set(bytes.subarray(lo, hi));
-      return kernel.validate_decode_v2_stream_window(headAt, windowAt, lo, hi, len, r.blockCount, b.b0, b.b1, scratchAt, 0, b.stride, r.rows, r.cols, r.tilesX, b.rowBase, b.colBase) === 0;
-    }, bandTarget);
+      return half
+        ? kernel.validate_decode_v2_half_window(headAt, windowAt, lo, hi, len, r.blockCount, b.b0, b.b1, scratchAt, blockAt, 0, b.stride, r.rows, r.cols, r.tilesX, b.rowBase, b.colBase, bf16) === 0
+        : kernel.validate_decode_v2_stream_window(headAt, windowAt, lo, hi, len, r.blockCount, b.b0, b.b1, scratchAt, 0, b.stride, r.rows, r.cols, r.tilesX, b.rowBase, b.colBase) === 0;
+    }, bandTarget, half);
   } catch (e) {
     throw asSgfp4Error(e, "WebAssembly decode failed");
   }
