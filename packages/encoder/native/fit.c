@@ -582,3 +582,45 @@ void polish_stored(int n, int fp4, int v2, int startScaleBits, int startBiasBits
   fit_result[7] = buf;
   fit_result[8] = moved;
 }
+
+/* ---- src/fit/leaf.ts withLwe: the exact decode errors of codes (in bound_codes) with scale S and
+   bias B over fit_values, and src/laplacian.ts laplacianWeightedError of them, operation for
+   operation (each band's sum in index order). */
+static double lwe_errors[MAX_LEAF];
+static double lwe_scratch_a[32 * 32];
+static double lwe_scratch_b[16 * 16];
+static const double LWE_BAND_WEIGHTS[6] = {1, 1.25, 1.5, 1.75, 2, 2.25};
+
+double leaf_lwe(int size, double S, double B) {
+  const int count = size * size;
+  for (int i = 0; i < count; i++) lwe_errors[i] = fit_values[i] - (double)(float)(S * (double)bound_codes[i] + B);
+  double total = 0;
+  const double *cur = lwe_errors;
+  double *next = lwe_scratch_a;
+  int n = size, k = 0;
+  while (n > 1) {
+    const int m = n >> 1;
+    for (int i = 0; i < m; i++) {
+      const int r0 = 2 * i * n, r1 = r0 + n;
+      for (int j = 0; j < m; j++) {
+        const int c = 2 * j;
+        next[i * m + j] = (cur[r0 + c] + cur[r0 + c + 1] + cur[r1 + c] + cur[r1 + c + 1]) * 0.25;
+      }
+    }
+    double sum = 0;
+    for (int i = 0; i < n; i++) {
+      const int row = i * n, lrow = (i >> 1) * m;
+      for (int j = 0; j < n; j++) {
+        const double d = cur[row + j] - next[lrow + (j >> 1)];
+        sum += d * d;
+      }
+    }
+    total += LWE_BAND_WEIGHTS[k] * (sum / (double)(n * n));
+    cur = next;
+    next = next == lwe_scratch_a ? lwe_scratch_b : lwe_scratch_a;
+    n = m;
+    k++;
+  }
+  const double low = cur[0];
+  return total + 4 * low * low;
+}

@@ -184,7 +184,8 @@ export class MacroblockFitter {
         : limitOf
           ? boundOrFitLeaf(v, size, this.fit, sv, limitOf(size, power), ws)
           : fitLeafChosen(v, size, this.fit, sv, ws);
-    const out = Object.assign(f, { power });
+    const out = f as (LeafFit | LweLowerBound) & { power: number };
+    out.power = power;
     if ("lowerBound" in out) this.resumes.set(id, out.resume);
     else this.cache.set(id, out);
     return out;

@@ -232,7 +232,10 @@ export class RdSolver {
   /** The split options of node `id` from its children's tables, kept per residue where cheaper than what is there. */
   private combine(id: number, kids: readonly [number, number, number, number]): void {
     const { cost, dist, bytes, kind, pairCost, pairArg, tripleCost, tripleArg } = this;
-    const [a, b, c, d] = kids.map((k) => 4 * k) as [number, number, number, number];
+    const a = 4 * kids[0];
+    const b = 4 * kids[1];
+    const c = 4 * kids[2];
+    const d = 4 * kids[3];
     this.merge(a, b, pairCost, pairArg, null);
     this.merge(-1, c, tripleCost, tripleArg, pairCost);
     const base = 4 * id;
@@ -252,15 +255,25 @@ export class RdSolver {
       const r3 = arg;
       const r2 = tripleArg[r3]!;
       const ra = pairArg[r2]!;
-      const rs = [ra, (r2 - ra) & 3, (r3 - r2) & 3, (r - r3) & 3] as const;
+      const rb = (r2 - ra) & 3;
+      const rc = (r3 - r2) & 3;
+      const rd = (r - r3) & 3;
+      // the children's distortions and bytes added in child order, as before
       let sd = 0;
       let sb = 0;
-      for (let j = 0; j < 4; j++) {
-        const e = [a, b, c, d][j]! + rs[j]!;
-        sd += dist[e]!;
-        sb += bytes[e]!;
-        this.childResidue[base * 4 + 4 * r + j] = rs[j]!;
-      }
+      sd += dist[a + ra]!;
+      sb += bytes[a + ra]!;
+      sd += dist[b + rb]!;
+      sb += bytes[b + rb]!;
+      sd += dist[c + rc]!;
+      sb += bytes[c + rc]!;
+      sd += dist[d + rd]!;
+      sb += bytes[d + rd]!;
+      const at = base * 4 + 4 * r;
+      this.childResidue[at] = ra;
+      this.childResidue[at + 1] = rb;
+      this.childResidue[at + 2] = rc;
+      this.childResidue[at + 3] = rd;
       cost[base + r] = best;
       dist[base + r] = sd;
       bytes[base + r] = sb;

@@ -114,16 +114,18 @@ describe("WebAssembly SIMD kernels (native/fit.c)", () => {
     expect(positive).toBeGreaterThan(300);
   });
 
-  it("give the same encodes (bytes and decode) on every family under several lambdas", async () => {
+  it("give the same encodes (bytes, decode and statistics) on every family under several settings", async () => {
     for (const family of FAMILIES) {
       const data = synthetic(family, 130, 200, 21);
-      for (const opts of [{}, { lambda: 0.0005 }, { lambda: 0.08 }, { bpw: 3 }, { policy: "spec" as const }]) {
+      for (const opts of [{}, { lambda: 0.0005 }, { lambda: 0.08 }, { bpw: 3 }, { distortion: "lwe" as const }, { policy: "spec" as const }, { profile: "v1" as const }]) {
         useFitKernels(false);
         const js = await encodeTensor(data, [130, 200], opts);
         useFitKernels(true);
         const k = await encodeTensor(data, [130, 200], opts);
         expect(Buffer.compare(Buffer.from(k.bytes), Buffer.from(js.bytes))).toBe(0);
         expect(Buffer.compare(Buffer.from(k.decoded.buffer), Buffer.from(js.decoded.buffer))).toBe(0);
+        // the statistics too (the chosen leaves' LWE: native/fit.c leaf_lwe)
+        expect(k.stats).toEqual(js.stats);
       }
     }
   });

@@ -121,7 +121,7 @@ export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mod
     kern.jointFit(n, stride, starts, mode === MODE_FP4 ? 1 : 0, v2 ? 1 : 0, maxIterations, sv, rn, rsv, rsvv);
     const r = kern.fitResult;
     if (!r[8]) return flat(ws, v, n, mode, mean, v2);
-    const codes = kern.roundCodes[r[7]!]!.slice(0, n);
+    const codes = ws.codesCopy(kern.roundCodes[r[7]!]!, n);
     return { mode, scaleBits: r[0]!, biasBits: r[1]!, codes, sse: r[2]!, maxAbsError: r[3]!, lwe: Number.NaN, sq: r[4]!, sqq: r[5]!, sqv: r[6]! };
   }
   if (kern && starts > 0) {

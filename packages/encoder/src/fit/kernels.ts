@@ -56,6 +56,8 @@ export interface FitKernels {
   readonly roundCodes: readonly [Int8Array, Int8Array];
   /** polish.ts polishStored from (scale bits, bias bits, sse) over values[0 .. n), n even: fitResult (its [8]: 1 if it moved) */
   polishStored(n: number, fp4: number, v2: number, scaleBits: number, biasBits: number, sse: number): void;
+  /** leaf.ts withLwe's number: the LWE of the codes in boundCodes with scale S and bias B values over values (size x size) */
+  leafLwe(size: number, S: number, B: number): number;
 }
 
 interface Exports {
@@ -73,6 +75,7 @@ interface Exports {
   joint_fit(n: number, stride: number, k: number, fp4: number, v2: number, maxIterations: number, sv: number, rn: number, rsv: number, rsvv: number): void;
   fit_result: WebAssembly.Global;
   round_codes: WebAssembly.Global;
+  leaf_lwe(size: number, S: number, B: number): number;
   polish_stored(n: number, fp4: number, v2: number, scaleBits: number, biasBits: number, sse: number): void;
   node_stats: WebAssembly.Global;
   pass_sums: WebAssembly.Global;
@@ -124,6 +127,7 @@ function instantiate(): FitKernels | null {
       t158Bound: e.t158_bound,
       jointFit: e.joint_fit,
       polishStored: e.polish_stored,
+      leafLwe: e.leaf_lwe,
       fitResult: view(e.fit_result, 9),
       roundCodes: [new Int8Array(buffer, e.round_codes.value as number, 4096), new Int8Array(buffer, (e.round_codes.value as number) + 4096, 4096)],
     };

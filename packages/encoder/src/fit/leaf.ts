@@ -15,6 +15,7 @@ import { jointCandidate, leafSpread } from "./joint.js";
 import { t158SseLowerBound } from "./t158-bound.js";
 import type { Candidate, FitOptions, Fitted, LeafFit, Parameters } from "./types.js";
 import { FitWorkspace } from "./workspace.js";
+import { fitKernels, valuesIn } from "./kernels.js";
 
 /**
  * The answer of boundOrFitLeaf when the bucket estimates alone prove the chosen candidate's LWE
@@ -106,6 +107,15 @@ const t158Allowed = (o: FitOptions, t158: Candidate): boolean => t158.maxAbsErro
 
 /** Measures the candidate's LWE (c.lwe) on its leaf's values. */
 export function withLwe(ws: FitWorkspace, v: Float64Array, size: number, c: Candidate): Candidate {
+  const kern = size <= 64 && (size & (size - 1)) === 0 ? fitKernels() : null;
+  if (kern) {
+    // native/fit.c leaf_lwe: measureErrors and laplacianWeightedError, the same operations
+    const n = size * size;
+    valuesIn(kern, v, n);
+    kern.boundCodes.set(c.codes.length === n ? c.codes : c.codes.subarray(0, n));
+    c.lwe = kern.leafLwe(size, halfBitsValue(c.scaleBits), halfBitsValue(c.biasBits));
+    return c;
+  }
   measureErrors(ws, v, size * size, c.codes, c.scaleBits, c.biasBits);
   c.lwe = laplacianWeightedError(ws.errors, size);
   return c;

@@ -54,7 +54,7 @@ export function polishStored(ws: FitWorkspace, v: Float64Array, n: number, f: Fi
     k.polishStored(n, f.mode === MODE_FP4 ? 1 : 0, v2 ? 1 : 0, f.scaleBits, f.biasBits, f.sse);
     const r = k.fitResult;
     if (!r[8]) return f;
-    return { mode: f.mode, scaleBits: r[0]!, biasBits: r[1]!, codes: k.roundCodes[r[7]!]!.slice(0, n), sse: r[2]!, maxAbsError: r[3]!, lwe: Number.NaN, sq: r[4]!, sqq: r[5]!, sqv: r[6]! };
+    return { mode: f.mode, scaleBits: r[0]!, biasBits: r[1]!, codes: ws.codesCopy(k.roundCodes[r[7]!]!, n), sse: r[2]!, maxAbsError: r[3]!, lwe: Number.NaN, sq: r[4]!, sqq: r[5]!, sqv: r[6]! };
   }
   const biasStep = v2 ? V2_BIAS_STEP : 1;
   let best = f;

@@ -10,6 +10,8 @@ import type { PassSums } from "./types.js";
 
 /** Largest leaf (elements): a 64x64 macroblock. */
 export const MAX_LEAF = 4096;
+/** Bytes of each chunk FitWorkspace.codesCopy hands out views of. */
+const CODES_CHUNK = 65536;
 /** Most buckets of the bucketed scale search. */
 export const MAX_BUCKETS = 256;
 
@@ -101,6 +103,26 @@ export class FitWorkspace {
   /** the stored least-squares solution of the last start ranked */
   lsScaleBits = 0;
   lsBiasBits = 0;
+
+  /** codesCopy's current chunk and the bytes of it handed out */
+  private codesChunk = new Int8Array(0);
+  private codesUsed = 0;
+
+  /**
+   * A new array holding src[0 .. n): a view into a chunk that is only ever appended to (a full
+   * one is left to the views that hold it and a new one started), so no view is overwritten. One
+   * allocation per chunk instead of an ArrayBuffer per fit (most of a leaf's bookkeeping cost).
+   */
+  codesCopy(src: Int8Array, n: number): Int8Array {
+    if (this.codesUsed + n > this.codesChunk.length) {
+      this.codesChunk = new Int8Array(Math.max(CODES_CHUNK, n));
+      this.codesUsed = 0;
+    }
+    const out = this.codesChunk.subarray(this.codesUsed, this.codesUsed + n);
+    out.set(src.length === n ? src : src.subarray(0, n));
+    this.codesUsed += n;
+    return out;
+  }
 
   isRoundScratch(codes: Int8Array): boolean {
     return codes === this.roundCodesA || codes === this.roundCodesB;
