@@ -29,7 +29,14 @@ export interface NativeAddon {
   /** Frees the buffers the device keeps between decodes. */
   trim(options?: NativeOptions): void;
   /** Idle pooled buffers, and host-memory imports so far (tests of reuse and of the import path). */
-  stats(options?: NativeOptions): { idleBuffers: number; hostImports: number; buffersMade: number; idleSubmissions: number };
+  stats(options?: NativeOptions): {
+    idleBuffers: number;
+    hostImports: number;
+    buffersMade: number;
+    idleSubmissions: number;
+    /** VkMemoryPropertyFlags of the last buffer made of each kind (0: none made yet). */
+    memoryFlags: { device: number; upload: number; readback: number };
+  };
   /** sha256 of the native sources this binary was built from (scripts/native-sources.mjs). */
   readonly sourceHash: string;
 }

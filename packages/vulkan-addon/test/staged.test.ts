@@ -1,6 +1,7 @@
 /**
  * The discrete-GPU path (run by `pnpm test` under SGFP4_VULKAN_FORCE_STAGING=1 on lavapipe):
- * decodes staged in several submissions, `decode` / `decodeAsync` handing over the pooled
+ * decodes in several submissions on both routes (direct: host-visible inputs and output; staged:
+ * device buffers and GPU copies), `decode` / `decodeAsync` handing over the pooled
  * readback memory as the result (returned to the pool when the array is collected), decoder reuse
  * after a rejection. On a unified-memory device (the plain run) the same calls take the other
  * path and must give the same bits.
@@ -60,16 +61,29 @@ describe("staged decodes: one stage per macroblock row gives the bits of constru
   }
 
   for (const profile of ["v1", "v2"] as const) {
-    it(`${profile}, direct (the default hand-over: inputs and output in host-visible memory, one dispatch): decode, decodeAsync, f16 and bf16`, async () => {
-      const built = generateValid(new Rng(profile === "v1" ? 903 : 904), { profile, shape: SHAPE });
-      const opts = { profile, shape: SHAPE };
-      expect(firstBitDifference(decode(built.bytes, opts), built.expected)).toBe(-1);
-      expect(firstBitDifference(await decodeAsync(built.bytes, opts), built.expected)).toBe(-1);
-      for (const [format, to] of [["f16", toF16], ["bf16", toBf16]] as const) {
-        const want = convertAll(built.expected, to);
-        expect(Buffer.compare(Buffer.from((decode(built.bytes, { ...opts, format }) as Uint16Array).buffer), Buffer.from(want.buffer))).toBe(0);
-      }
-    });
+    for (const stageBytes of ["1", undefined]) {
+      const stages = stageBytes ? "one stage per macroblock row" : "default stages";
+      it(`${profile}, direct (the default: inputs and output in host-visible memory), ${stages}: every call and format`, async () => {
+        if (stageBytes) process.env.SGFP4_VULKAN_STAGE_BYTES = stageBytes;
+        const built = generateValid(new Rng(profile === "v1" ? 903 : 904), { profile, shape: SHAPE });
+        const opts = { profile, shape: SHAPE };
+        expect(firstBitDifference(decode(built.bytes, opts), built.expected)).toBe(-1);
+        expect(firstBitDifference(await decodeAsync(built.bytes, opts), built.expected)).toBe(-1);
+        const into = new Float32Array(SHAPE[0] * SHAPE[1]).fill(NaN);
+        decodeInto(built.bytes, opts, into);
+        expect(firstBitDifference(into, built.expected)).toBe(-1);
+        const intoAsync = new Float32Array(SHAPE[0] * SHAPE[1]).fill(NaN);
+        await decodeIntoAsync(built.bytes, opts, intoAsync);
+        expect(firstBitDifference(intoAsync, built.expected)).toBe(-1);
+        for (const [format, to] of [["f16", toF16], ["bf16", toBf16]] as const) {
+          const want = convertAll(built.expected, to);
+          expect(Buffer.compare(Buffer.from((decode(built.bytes, { ...opts, format }) as Uint16Array).buffer), Buffer.from(want.buffer))).toBe(0);
+          const half = new Uint16Array(want.length).fill(0xffff);
+          decodeInto(built.bytes, { ...opts, format }, half);
+          expect(Buffer.compare(Buffer.from(half.buffer), Buffer.from(want.buffer))).toBe(0);
+        }
+      });
+    }
   }
 
   it("a stage size over the whole output (one stage) and the default give the same bits", () => {

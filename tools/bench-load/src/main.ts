@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * pnpm bench:load [--quick] [--backend cpu|webgpu|vulkan]... [--json FILE] [--reps N] [--weights FILE.onnx] [--threads N]
+ * pnpm bench:load [--quick] [--backend cpu|webgpu|vulkan]... [--only NAME]... [--json FILE] [--reps N] [--weights FILE.onnx] [--threads N]
+ * (--only: the workloads whose name starts with NAME, for a quick look; a table for the record runs them all)
  * Encodes the workloads, runs each requested backend's module (src/<backend>.ts), prints the
  * table of ratios and writes JSON. Exit 1 when bits differ or a requested backend ran no row.
  */
@@ -18,6 +19,7 @@ const { values } = parseArgs({
   options: {
     quick: { type: "boolean", default: false },
     backend: { type: "string", multiple: true },
+    only: { type: "string", multiple: true },
     json: { type: "string" },
     reps: { type: "string" },
     weights: { type: "string" },
@@ -48,7 +50,10 @@ async function backendModule(name: Backend): Promise<Measure | string> {
 log(`encoding workloads (${quick ? "quick: 1024x1024, no model set" : "4096x8192 and the model set"}) on ${threads} threads`);
 const built = await buildWorkloads({ quick, threads, log, ...(values.weights ? { weights: values.weights } : {}) });
 const measured = (rows: readonly LoadRow[]) => rows.forEach((r) => log(`row ${JSON.stringify(r)}`));
-const ctx: LoadContext = { workloads: built.workloads, model: built.model, reps, quick, log, measured };
+const only = values.only ?? [];
+const workloads = only.length ? built.workloads.filter((w) => only.some((o) => w.name.startsWith(o))) : built.workloads;
+if (!workloads.length) throw new Error(`--only ${only.join(", ")} matches no workload (${built.workloads.map((w) => w.name).join(", ")})`);
+const ctx: LoadContext = { workloads, model: built.model, reps, quick, log, measured };
 const rows: LoadRow[] = [];
 for (const backend of backends) {
   for (const m of built.missing) rows.push(skippedRow(backend, "(all paths)", m.name, m.reason));

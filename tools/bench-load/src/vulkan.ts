@@ -29,7 +29,7 @@ import { medianMs, ratioRow, sameBits, skippedRow } from "./timing.js";
 import type { LoadContext, LoadRow, Workload } from "./types.js";
 
 interface BenchAddon {
-  stats(): { buffersMade: number };
+  stats(): { buffersMade: number; memoryFlags: { upload: number } };
   parseTime(bytes: Uint8Array, profile: string, rows: number, cols: number, o: object): { ns: number[]; leafCount: number };
   kernel(bytes: Uint8Array, profile: string, rows: number, cols: number, o: object): { decodeNs: number[]; copyShaderNs: number[]; streamBytes: number; outputBytes: number; output: Uint8Array };
   transfer(bytes: number, direction: "toHost" | "toDevice", o: object): number[];
@@ -145,14 +145,22 @@ async function readback(w: Workload, reps: number, bench: BenchAddon): Promise<L
   const into = new Float32Array(n);
   const intoMs = await medianMs(() => decodeInto(w.bytes, opts, into), reps);
   const async = await recycledMs(() => decodeAsync(w.bytes, opts), reps, bench);
-  // the staged path (device buffers, stages of uploads, kernel and device-to-host copies), which the
-  // direct default replaced for hand-overs in session 13; switched per call
+  // the staged route (device buffers, stages of uploads, kernel and device-to-host copies), which
+  // the direct default replaced (hand-overs in session 13, decodeInto in session 14); switched per call
   process.env.SGFP4_VULKAN_DIRECT = "0";
-  const staged = await recycledMs(() => decode(w.bytes, opts), reps, bench).finally(() => delete process.env.SGFP4_VULKAN_DIRECT);
+  const stagedInto = new Float32Array(n);
+  let staged: Awaited<ReturnType<typeof recycledMs<Float32Array>>>, stagedIntoMs: number;
+  try {
+    staged = await recycledMs(() => decode(w.bytes, opts), reps, bench);
+    stagedIntoMs = await medianMs(() => decodeInto(w.bytes, opts, stagedInto), reps);
+  } finally {
+    delete process.env.SGFP4_VULKAN_DIRECT;
+  }
   const rows = [
     ratioRow({ ...base, ...floor32, path: "decode (new Float32Array)", ms: plain.ms, bitsOk: sameBits(plain.last, w.reference), note: plain.note }),
-    ratioRow({ ...base, ...floor32, goal: undefined, path: "decode (new Float32Array), SGFP4_VULKAN_DIRECT=0 (staged)", ms: staged.ms, bitsOk: sameBits(staged.last, w.reference), note: "diagnostic: the staged path the direct default replaced" }),
+    ratioRow({ ...base, ...floor32, goal: undefined, path: "decode (new Float32Array), SGFP4_VULKAN_DIRECT=0 (staged)", ms: staged.ms, bitsOk: sameBits(staged.last, w.reference), note: "diagnostic: the staged route the direct default replaced" }),
     ratioRow({ ...base, ...floor32, path: "decodeInto (caller's Float32Array)", ms: intoMs, bitsOk: sameBits(into, w.reference) }),
+    ratioRow({ ...base, ...floor32, goal: undefined, path: "decodeInto (caller's Float32Array), SGFP4_VULKAN_DIRECT=0 (staged)", ms: stagedIntoMs, bitsOk: sameBits(stagedInto, w.reference), note: "diagnostic: the staged route the direct default replaced" }),
     ratioRow({ ...base, ...floor32, path: "decodeAsync (new Float32Array)", ms: async.ms, bitsOk: sameBits(async.last, w.reference), note: async.note }),
     ratioRow({ backend: "vulkan", workload: w.name, ...floor32, path: "decode, first call on an empty pool", ms: coldMs, bitsOk: coldOk, note: "every buffer allocated in the call (no goal)" }),
   ];
@@ -165,30 +173,45 @@ async function readback(w: Workload, reps: number, bench: BenchAddon): Promise<L
 }
 
 /**
- * BENCH_LOAD_VULKAN_PROBE=1 (diagnostic, logged only): the staged readback with other stage sizes
- * and stages in flight (the addon reads SGFP4_VULKAN_STAGE_BYTES / SGFP4_VULKAN_STAGES_IN_FLIGHT
- * per call), and one traced decode and decodeInto (SGFP4_VULKAN_TRACE: per-stage host and GPU
- * phases on stderr).
+ * BENCH_LOAD_VULKAN_PROBE=1 (diagnostic, logged only): the readback calls (default route) with each
+ * kind of upload memory (SGFP4_VULKAN_UPLOAD_MEMORY; the pool is emptied between kinds, the memory
+ * flags of the buffers made are logged), stage sizes and stages in flight (the addon reads
+ * SGFP4_VULKAN_STAGE_BYTES / SGFP4_VULKAN_STAGES_IN_FLIGHT per call), then one traced decode and
+ * decodeInto per kind (SGFP4_VULKAN_TRACE: per-stage host and GPU phases on stderr).
  */
 async function probe(w: Workload, ctx: LoadContext, bench: BenchAddon): Promise<void> {
   const opts = { profile: w.profile, shape: w.shape } as const;
   const into = new Float32Array(w.shape[0] * w.shape[1]);
-  for (const stage of [4, 16, 64, 4096]) {
-    for (const depth of [2, 4]) {
-      process.env.SGFP4_VULKAN_STAGE_BYTES = String(stage * 2 ** 20);
-      process.env.SGFP4_VULKAN_STAGES_IN_FLIGHT = String(depth);
-      const plain = await recycledMs(() => decode(w.bytes, opts), 5, bench);
-      const intoMs = await medianMs(() => decodeInto(w.bytes, opts, into), 5);
-      ctx.log(`probe ${w.name} stage ${stage} MiB, ${depth} in flight: decode ${plain.ms.toFixed(3)} ms, decodeInto ${intoMs.toFixed(3)} ms`);
+  const env = process.env;
+  try {
+    for (const upload of ["", "cached", "device"]) {
+      env.SGFP4_VULKAN_UPLOAD_MEMORY = upload;
+      releaseBuffers();
+      await settle();
+      for (const [stage, depth] of [[16, 2], [16, 3], [32, 2], [64, 2], [4096, 2]] as const) {
+        env.SGFP4_VULKAN_STAGE_BYTES = String(stage * 2 ** 20);
+        env.SGFP4_VULKAN_STAGES_IN_FLIGHT = String(depth);
+        const plain = await recycledMs(() => decode(w.bytes, opts), 5, bench);
+        const intoMs = await medianMs(() => decodeInto(w.bytes, opts, into), 5);
+        const async = await recycledMs(() => decodeAsync(w.bytes, opts), 5, bench);
+        const ok = sameBits(plain.last, w.reference) && sameBits(into, w.reference) && sameBits(async.last, w.reference);
+        ctx.log(
+          `probe ${w.name} upload ${upload || "default"} (flags ${bench.stats().memoryFlags.upload}), stage ${stage} MiB, ${depth} in flight: ` +
+            `decode ${plain.ms.toFixed(3)} ms, decodeInto ${intoMs.toFixed(3)} ms, decodeAsync ${async.ms.toFixed(3)} ms${ok ? "" : " BITS DIFFER"}`,
+        );
+      }
+      delete env.SGFP4_VULKAN_STAGE_BYTES;
+      delete env.SGFP4_VULKAN_STAGES_IN_FLIGHT;
+      env.SGFP4_VULKAN_TRACE = "1";
+      ctx.log(`probe ${w.name} upload ${upload || "default"}: traced decode, then decodeInto`);
+      decode(w.bytes, opts);
+      decodeInto(w.bytes, opts, into);
+      delete env.SGFP4_VULKAN_TRACE;
     }
+  } finally {
+    for (const k of ["SGFP4_VULKAN_UPLOAD_MEMORY", "SGFP4_VULKAN_STAGE_BYTES", "SGFP4_VULKAN_STAGES_IN_FLIGHT", "SGFP4_VULKAN_TRACE"]) delete env[k];
+    releaseBuffers();
   }
-  delete process.env.SGFP4_VULKAN_STAGE_BYTES;
-  delete process.env.SGFP4_VULKAN_STAGES_IN_FLIGHT;
-  process.env.SGFP4_VULKAN_TRACE = "1";
-  ctx.log(`probe ${w.name}: traced decode, then decodeInto`);
-  decode(w.bytes, opts);
-  decodeInto(w.bytes, opts, into);
-  delete process.env.SGFP4_VULKAN_TRACE;
 }
 
 function kernel(w: Workload, reps: number, quick: boolean, bench: BenchAddon): LoadRow[] {

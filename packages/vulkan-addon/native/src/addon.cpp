@@ -12,6 +12,7 @@
 
 #include "addon_args.hpp"
 #include "decode_worker.hpp"
+#include "stage_trace.hpp"
 #include "source_hash.h"  // generated with shaders.h: kSourceHash, the hash of the native sources
 #include "vk_decode.hpp"
 
@@ -49,13 +50,21 @@ Napi::Value Parse(const Napi::CallbackInfo& info) {
 // written by the GPU (or by the one host copy, see decodeInto).
 Napi::Value Decode(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
+    CallTrace trace("decode");
     Args a = readArgs(info, 4);
     Container c = parse(a.bytes, a.len, a.profile, a.rows, a.cols, a.maxOutputBytes);
+    trace.mark("parse");
     VulkanDevice& d = deviceFor(a.device);
     planFor(d, c, a.len, a.format);  // LIMIT_EXCEEDED before the output is allocated
+    trace.mark("plan");
     const uint64_t count = c.rows * c.cols;
-    if (!d.unifiedMemory && count * elementBytes(a.format) >= kHandOverMinBytes)
-      return handOver(info.Env(), a.format, count, decodeToReadback(d, a.bytes, a.len, c, a.format));
+    if (!d.unifiedMemory && count * elementBytes(a.format) >= kHandOverMinBytes) {
+      Lease readback = decodeToReadback(d, a.bytes, a.len, c, a.format);
+      trace.mark("decode");
+      Napi::TypedArray out = handOver(info.Env(), a.format, count, std::move(readback));
+      trace.mark("handOver");
+      return out;
+    }
     void* data = nullptr;
     Napi::TypedArray out = newOutputArray(info.Env(), a.format, c.rows * c.cols, &data);
     decodeInto(d, a.bytes, a.len, c, a.format, data);
@@ -66,10 +75,13 @@ Napi::Value Decode(const Napi::CallbackInfo& info) {
 // (bytes, profile, rows, cols, out, options?)
 Napi::Value DecodeInto(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
+    CallTrace trace("decodeInto");
     Args a = readArgs(info, 5);
     Container c = parse(a.bytes, a.len, a.profile, a.rows, a.cols, a.maxOutputBytes);
+    trace.mark("parse");
     void* out = outputArray(info, 4, a.format, c.rows * c.cols);
     decodeInto(deviceFor(a.device), a.bytes, a.len, c, a.format, out);
+    trace.mark("decode");
     return info.Env().Undefined();
   });
 }
@@ -115,6 +127,11 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
     o.Set("idleBuffers", double(d.pool.idleCount()));
     o.Set("hostImports", double(d.hostImports.load()));
     o.Set("buffersMade", double(d.buffersMade.load()));
+    auto flags = Napi::Object::New(info.Env());  // VkMemoryPropertyFlags of the last buffer made of each kind
+    flags.Set("device", double(d.memoryFlags[size_t(Memory::Device)].load()));
+    flags.Set("upload", double(d.memoryFlags[size_t(Memory::HostUpload)].load()));
+    flags.Set("readback", double(d.memoryFlags[size_t(Memory::HostReadback)].load()));
+    o.Set("memoryFlags", flags);
     {
       std::lock_guard<std::mutex> lock(d.submissionsMutex);
       o.Set("idleSubmissions", double(d.idleSubmissions.size()));

@@ -1,4 +1,4 @@
-// SGFP4_VULKAN_TRACE=1: where a staged decode's time goes, printed to stderr as one JSON line
+// SGFP4_VULKAN_TRACE=1: where a discrete-GPU decode's time goes, printed to stderr as one JSON line
 // per call: host phases (setup, per stage: fill, submit, wait, copy out) from the wall clock and
 // GPU phases (per stage: upload, kernel, device-to-host copy, and the idle gap before the stage)
 // from timestamps. A diagnostic for the benchmark's readback rows; off, it costs one getenv.
@@ -13,6 +13,33 @@
 #include "vk_device.hpp"
 
 namespace sgfp4 {
+
+// SGFP4_VULKAN_TRACE=1, per Node-API call: its host phases in order (argument reading and parse,
+// plan, decode, hand-over, ...; "rest" is what follows the last mark: freeing the parsed
+// container), one JSON line on stderr when the call returns.
+class CallTrace {
+ public:
+  explicit CallTrace(const char* call) : call_(call), on_(std::getenv("SGFP4_VULKAN_TRACE") != nullptr), t_(std::chrono::steady_clock::now()) {}
+  void mark(const char* phase) {
+    if (!on_) return;
+    const auto t = std::chrono::steady_clock::now();
+    s_ += std::string(s_.empty() ? "" : ",") + "\"" + phase + "\":" + std::to_string(int64_t(std::chrono::duration<double, std::micro>(t - t_).count()));
+    t_ = t;
+  }
+  ~CallTrace() {
+    if (!on_) return;
+    mark("rest");
+    std::fprintf(stderr, "sgfp4-vulkan-call {\"call\":\"%s\",%s}\n", call_, s_.c_str());
+  }
+  CallTrace(const CallTrace&) = delete;
+  CallTrace& operator=(const CallTrace&) = delete;
+
+ private:
+  const char* call_;
+  bool on_;
+  std::chrono::steady_clock::time_point t_;
+  std::string s_;
+};
 
 class StageTrace {
  public:

@@ -81,12 +81,13 @@ void writeSets(VulkanDevice& d, DeviceJob& job, const Container& c, const Plan& 
     const Chunk& ch = plan.chunks[k];
     const VkDeviceSize outBytes = plan.outputBytes(ch);
     const VkBuffer out = job.outputs[k % job.outputs.size()].buf.buf;  // staged decodes use fewer, in turn
+    const VkDeviceSize bound = job.wholeOutputBytes ? job.wholeOutputBytes : outBytes;
     const VkDescriptorBufferInfo bi[5] = {
         {job.stream.buf.buf, ch.streamStart, ch.streamEnd - ch.streamStart},
         {job.leaves.buf.buf, ch.leafStart * 16, (ch.leafEnd - ch.leafStart) * 16},
         {job.firstLeaf.buf.buf, 0, firstBytes},
-        {out, 0, outBytes},  // scalar view (partial macroblocks)
-        {out, 0, outBytes},  // vector view
+        {out, 0, bound},  // scalar view (partial macroblocks)
+        {out, 0, bound},  // vector view
     };
     job.sets->write(k, bi, 5);
   }
@@ -97,7 +98,7 @@ void recordChunk(VulkanDevice& d, VkCommandBuffer cmd, const DeviceJob& job, con
   const uint64_t blocks = (ch.by1 - ch.by0) * c.tilesX;
   uint32_t gx, gy;
   grid(d.info, blocks, gx, gy);
-  PushDecode pc{uint32_t(ch.by0 * c.tilesX), uint32_t(blocks), uint32_t(c.tilesX), uint32_t(c.rows), uint32_t(c.cols), uint32_t(ch.row0),
+  PushDecode pc{uint32_t(ch.by0 * c.tilesX), uint32_t(blocks), uint32_t(c.tilesX), uint32_t(c.rows), uint32_t(c.cols), uint32_t(job.wholeOutputBytes ? 0 : ch.row0),
                 uint32_t(ch.streamStart / 4), uint32_t((ch.streamEnd - ch.streamStart) / 4), uint32_t(ch.leafStart), uint32_t(ch.leafEnd - ch.leafStart), gx};
   vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
   vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, d.decodeLayout, 0, 1, &job.sets->sets[k], 0, nullptr);
@@ -121,7 +122,7 @@ HostResult hostResult(Lease&& readback, uint64_t bytes) {
 HostResult decodeToHost(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format) {
   const Plan plan = planFor(d, c, len, format);
   const uint64_t outBytes = c.rows * c.cols * plan.elemBytes;
-  if (!d.unifiedMemory) return hostResult(decodeStaged(d, bytes, len, c, format, nullptr), outBytes);
+  if (!d.unifiedMemory) return hostResult(decodeStaged(d, bytes, len, c, format, nullptr, defaultRoute()), outBytes);
   HostResult r;
   r.bytes = outBytes;
   Lease staging;
@@ -145,7 +146,7 @@ void decodeInto(VulkanDevice& d, const uint8_t* bytes, size_t len, const Contain
   if (!d.unifiedMemory && outBytes >= kImportMinBytes) target = d.importHostMemory(out, outBytes, at);
   if (!target.buf) {
     if (d.unifiedMemory) decodeToHost(d, bytes, len, c, format).copyTo(out);
-    else decodeStaged(d, bytes, len, c, format, out);
+    else decodeStaged(d, bytes, len, c, format, out, defaultRoute());
     return;
   }
   DeviceJob job;

@@ -22,6 +22,9 @@ struct DeviceJob {
   Lease stream, leaves, firstLeaf;
   Buffer importedStream;  // the caller's input pages, when uploaded from them directly
   std::vector<Lease> outputs;  // one per chunk, or (staged) two used in turn
+  // Non-zero: outputs[0] holds the whole output (this many bytes), bound whole for every chunk,
+  // each chunk writing its rows in place (the direct route).
+  uint64_t wholeOutputBytes = 0;
   std::unique_ptr<DescriptorSets> sets;
 };
 
@@ -56,22 +59,28 @@ class HostResult {
 // A finished staged decode's readback as a HostResult.
 HostResult hostResult(Lease&& readback, uint64_t bytes);
 
-// Discrete GPUs (vk_staged.cpp): decodes `c` in stages (about 16 MiB of output each, one
-// submission each) into pooled host-visible readback memory, the upload of stage k + 1 and the
-// host's copy of stage k - 1 overlapping the GPU's work on stage k. With `out`, each stage is
-// copied into it as soon as it is done and an empty Lease is returned; without, the readback
-// buffer holding the whole output is returned (the caller hands it over or copies it).
-Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, void* out);
-// The whole output of `c` in pooled host-visible readback memory, to hand over (discrete GPUs):
-// the kernel reading its inputs from host-visible memory and writing the output straight into the
-// readback memory (decodeDirect: one dispatch, no device copies) where the plan is one dispatch,
-// else (or with SGFP4_VULKAN_DIRECT=0) decodeStaged.
-Lease decodeToReadback(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format);
-Lease decodeDirect(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format);
+// How a discrete GPU's output reaches host memory (vk_staged.cpp).
+enum class Route {
+  Direct,  // the kernel reads host-visible inputs and writes the host-visible readback memory
+  Staged,  // device buffers, with uploads and device-to-host copies by the GPU
+};
+// Route::Direct unless SGFP4_VULKAN_DIRECT=0 (tests, the benchmark's comparison).
+Route defaultRoute();
 
-// Decodes `c` into `out` (rows * cols values of the format). On a discrete GPU: staged, with the
-// one host copy overlapped (decodeStaged); with SGFP4_VULKAN_HOST_IMPORT=1 and a device that
-// imports host memory (VK_EXT_external_memory_host), the GPU copies the output straight into
+// Discrete GPUs (vk_staged.cpp): decodes `c` in stages (about 16 MiB of output each, one
+// submission each) into pooled host-visible readback memory, the host's fill of stage k + 1 and
+// its copy of stage k - 1 overlapping the GPU's work on stage k. With `out`, each stage is copied
+// into it as soon as it is done and an empty Lease is returned; without, the readback buffer
+// holding the whole output is returned (the caller hands it over or copies it). Route::Direct
+// falls back to Staged when the whole output does not fit one storage-buffer binding.
+Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, void* out, Route route);
+// The whole output of `c` in pooled host-visible readback memory, to hand over (discrete GPUs):
+// decodeStaged on the default route.
+Lease decodeToReadback(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format);
+
+// Decodes `c` into `out` (rows * cols values of the format). On a discrete GPU: in stages on the
+// default route, with the one host copy overlapped (decodeStaged); with SGFP4_VULKAN_HOST_IMPORT=1
+// and a device that imports host memory (VK_EXT_external_memory_host), the GPU copies the output straight into
 // `out`'s pages and the input from `bytes`' pages instead. Unified memory: one host copy from
 // where the device wrote. `out` must stay valid and untouched during the call.
 void decodeInto(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, void* out);

@@ -243,6 +243,16 @@ uint32_t VulkanDevice::memoryType(uint32_t typeBits, VkMemoryPropertyFlags requi
   return uint32_t(fallback);
 }
 
+namespace {
+VkMemoryPropertyFlags uploadPreference() {
+  const char* v = std::getenv("SGFP4_VULKAN_UPLOAD_MEMORY");
+  const std::string want = v ? v : "";
+  if (want == "cached") return VK_MEMORY_PROPERTY_HOST_CACHED_BIT;
+  if (want == "device") return VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
+  return 0;
+}
+}  // namespace
+
 Buffer VulkanDevice::makeBuffer(VkDeviceSize size, Memory kind) {
   Buffer b;
   b.device = device;
@@ -261,8 +271,10 @@ Buffer VulkanDevice::makeBuffer(VkDeviceSize size, Memory kind) {
   uint32_t type;
   if (unifiedMemory) type = memoryType(req.memoryTypeBits, host, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
   else if (kind == Memory::Device) type = memoryType(req.memoryTypeBits, 0, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-  // Readback is read by the CPU: cached memory. Upload is only written: any host-visible type.
-  else type = memoryType(req.memoryTypeBits, host, kind == Memory::HostReadback ? VK_MEMORY_PROPERTY_HOST_CACHED_BIT : 0);
+  // Readback is read by the CPU: cached memory. Upload is written by the CPU and read by the GPU
+  // (over the bus on the direct route): SGFP4_VULKAN_UPLOAD_MEMORY picks cached system memory
+  // ("cached"), the device's host-visible memory ("device"), else the first host-visible type.
+  else type = memoryType(req.memoryTypeBits, host, kind == Memory::HostReadback ? VkMemoryPropertyFlags(VK_MEMORY_PROPERTY_HOST_CACHED_BIT) : uploadPreference());
   VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
   ai.allocationSize = req.size;
   ai.memoryTypeIndex = type;
@@ -270,6 +282,7 @@ Buffer VulkanDevice::makeBuffer(VkDeviceSize size, Memory kind) {
   check(vkBindBufferMemory(device, b.buf, b.mem, 0), "vkBindBufferMemory");
   if (mapped) check(vkMapMemory(device, b.mem, 0, VK_WHOLE_SIZE, 0, &b.mapped), "vkMapMemory");
   buffersMade++;
+  memoryFlags[size_t(kind)] = memProps.memoryTypes[type].propertyFlags;
   return b;
 }
 

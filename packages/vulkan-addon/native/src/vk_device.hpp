@@ -74,6 +74,8 @@ class VulkanDevice {
   Buffer importHostMemory(const void* ptr, uint64_t bytes, VkDeviceSize& offset);
   std::atomic<uint64_t> hostImports{0};  // successful imports (tests check the path ran)
   std::atomic<uint64_t> buffersMade{0};  // makeBuffer calls (tests check the pool served a call)
+  // VkMemoryPropertyFlags of the last buffer made of each Memory kind (stats: which heap a path uses).
+  std::atomic<uint32_t> memoryFlags[3] = {0, 0, 0};
   VkPipeline makePipeline(const uint32_t* code, size_t bytes, VkPipelineLayout layout, const VkSpecializationInfo* spec = nullptr);
   VkDescriptorSetLayout makeSetLayout(uint32_t storageBuffers);
   VkPipelineLayout makePipelineLayout(VkDescriptorSetLayout set, uint32_t pushBytes);
