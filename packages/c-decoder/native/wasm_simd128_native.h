@@ -63,6 +63,15 @@ SGFP4__SIMD v128_t wasm_i16x8_shl(v128_t a, int n) { return (v128_t)((sgfp4__u16
 SGFP4__SIMD v128_t wasm_u16x8_shr(v128_t a, int n) { return (v128_t)((sgfp4__u16x8)a >> (unsigned short)n); }
 SGFP4__SIMD v128_t wasm_i32x4_shl(v128_t a, int n) { return (v128_t)((sgfp4__u32x4)a << (unsigned)n); }
 SGFP4__SIMD v128_t wasm_u32x4_shr(v128_t a, int n) { return (v128_t)((sgfp4__u32x4)a >> (unsigned)n); }
+SGFP4__SIMD v128_t wasm_i32x4_shr(v128_t a, int n) { return a >> n; } /* arithmetic: GCC/Clang shift signed lanes so */
+SGFP4__SIMD v128_t wasm_u32x4_min(v128_t a, v128_t b) {
+  const v128_t a_less = (v128_t)((sgfp4__u32x4)a < (sgfp4__u32x4)b);
+  return (a & a_less) | (b & ~a_less);
+}
+SGFP4__SIMD v128_t wasm_u32x4_max(v128_t a, v128_t b) {
+  const v128_t a_more = (v128_t)((sgfp4__u32x4)a > (sgfp4__u32x4)b);
+  return (a & a_more) | (b & ~a_more);
+}
 SGFP4__SIMD v128_t wasm_i32x4_add(v128_t a, v128_t b) { return (v128_t)((sgfp4__u32x4)a + (sgfp4__u32x4)b); }
 SGFP4__SIMD v128_t wasm_i32x4_sub(v128_t a, v128_t b) { return (v128_t)((sgfp4__u32x4)a - (sgfp4__u32x4)b); }
 SGFP4__SIMD v128_t wasm_i16x8_eq(v128_t a, v128_t b) { return (v128_t)((sgfp4__i16x8)a == (sgfp4__i16x8)b); }
