@@ -1,3 +1,5 @@
+import { execFileSync } from "node:child_process";
+import { join } from "node:path";
 import { MODE_FP4, MODE_T158 } from "@sgfp4/format";
 import { afterEach, describe, expect, it } from "vitest";
 import { DEFAULT_FIT_OPTIONS, FitWorkspace, finishLeaf, fitLeafCandidates } from "../src/fit.js";
@@ -8,6 +10,15 @@ import { synthetic, type Family } from "../src/random.js";
 import { encodeTensor } from "../src/tensor.js";
 import type { Fitted, LeafFit } from "../src/fit/types.js";
 import { T158BoundScratch, t158SseLowerBound } from "../src/fit/t158-bound.js";
+import { FIT_TOOLCHAIN } from "../src/fit/wasm-bytes.generated.js";
+
+function installedClang(): string | null {
+  try {
+    return execFileSync("clang", ["--version"], { encoding: "utf8" }).split("\n")[0]!.trim();
+  } catch {
+    return null;
+  }
+}
 
 const o = { ...DEFAULT_FIT_OPTIONS, search: "joint" as const, v2: true };
 const FAMILIES: readonly Family[] = ["gaussian", "laplacian", "student-t", "row-scale", "low-rank", "sparse"];
@@ -50,6 +61,12 @@ describe("WebAssembly SIMD kernels (native/fit.c)", () => {
   it("compile on this engine", () => {
     expect(fitKernels()).not.toBeNull();
   });
+
+  it.skipIf(installedClang() !== FIT_TOOLCHAIN)(`are the committed build of native/fit.c (${FIT_TOOLCHAIN})`, () => {
+    // exits 1 (throws) when a rebuild differs from src/fit/wasm-bytes.generated.ts
+    const out = execFileSync("node", [join(import.meta.dirname, "..", "scripts/build-wasm.mjs"), "--check"], { encoding: "utf8" });
+    expect(out).toContain("matches");
+  }, 60_000);
 
   it("give the JavaScript pass's codes and sums, both modes, with and without an early stop", () => {
     const ws = new FitWorkspace();
