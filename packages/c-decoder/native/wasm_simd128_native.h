@@ -28,6 +28,7 @@ SGFP4__SIMD v128_t wasm_v128_load(const void *p) { v128_t v; __builtin_memcpy(&v
 SGFP4__SIMD void wasm_v128_store(void *p, v128_t v) { __builtin_memcpy(p, &v, 16); }
 SGFP4__SIMD v128_t wasm_v128_load32_zero(const void *p) { v128_t v = {0, 0, 0, 0}; __builtin_memcpy(&v, p, 4); return v; }
 SGFP4__SIMD v128_t wasm_v128_load64_zero(const void *p) { v128_t v = {0, 0, 0, 0}; __builtin_memcpy(&v, p, 8); return v; }
+SGFP4__SIMD void wasm_v128_store64_lane(void *p, v128_t v, int lane) { __builtin_memcpy(p, (const char *)&v + 8 * lane, 8); }
 
 /* constants and splats */
 #define wasm_i8x16_const(...) ((v128_t)(sgfp4__i8x16){__VA_ARGS__})

@@ -74,26 +74,139 @@ static inline __attribute__((always_inline)) void convert_run(const float *src, 
 #undef CONVERT_LOOP
 
 /*
- * validate_decode_v2_stream_window for f16 / bf16 outputs (bf16 != 0: bf16): each record is
- * validated and expanded as decode_records does, into `block` (one macroblock of f32, 64 x 64,
- * 16 KiB, so it stays in L1 cache), and converted from there into `out`, a window of the u16
- * output (element (r, c) at out[(r - row_base) * stride + c - col_base]). The f32 values never
- * leave the cache and the band holds two bytes per weight; the values are the same f32 values
- * converted by the same functions as convert_f16 / convert_bf16. 0 ok, -1 not ok.
+ * Half outputs by table: a leaf's values are S * code + Bias for at most 16 codes, so its 16
+ * possible f32 values are computed as the expansion computes each (code * 2^28 converted, times
+ * S * 2^-28, plus Bias: the same f32) and converted once; each weight is then looked up by its
+ * code with i8x16.swizzle (low and high bytes of the patterns in two tables). One conversion per
+ * code value instead of one per weight (an 8x8 leaf: 16 instead of 64).
+ */
+/* The patterns of codes 0..7, -8..-1 (index code & 15) of a leaf: low bytes in *lo, high bytes in *hi. */
+static inline __attribute__((always_inline)) void leaf_lut(u32 params, u32 bf16, v128_t *lo, v128_t *hi) {
+  v128_t vs, vb;
+  LEAF_SCALE_BIAS(params, vs, vb);
+  const v128_t f0 = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_const(0, 1 << 28, 2 << 28, 3 << 28)), vs), vb);
+  const v128_t f1 = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_const(4 << 28, 5 << 28, 6 << 28, 7 << 28)), vs), vb);
+  const v128_t f2 = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_const((int)0x80000000u, (int)0x90000000u, (int)0xa0000000u, (int)0xb0000000u)), vs), vb);
+  const v128_t f3 = wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i32x4_const((int)0xc0000000u, (int)0xd0000000u, (int)0xe0000000u, (int)0xf0000000u)), vs), vb);
+  v128_t n0, n1;
+  if (bf16) {
+    n0 = wasm_u16x8_narrow_i32x4(bf16_of_finite(f0), bf16_of_finite(f1));
+    n1 = wasm_u16x8_narrow_i32x4(bf16_of_finite(f2), bf16_of_finite(f3));
+  } else {
+    n0 = wasm_u16x8_narrow_i32x4(f16_of_finite(f0), f16_of_finite(f1));
+    n1 = wasm_u16x8_narrow_i32x4(f16_of_finite(f2), f16_of_finite(f3));
+  }
+  *lo = wasm_i8x16_shuffle(n0, n1, 0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  *hi = wasm_i8x16_shuffle(n0, n1, 1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+}
+
+/* 16 codes (bytes 16 * code, as the code helpers of codes.h give them) -> their patterns: the first
+ * 8 in *a, the last 8 in *b. (16 * code) >> 4 & 15 = code & 15, the table index. */
+static inline __attribute__((always_inline)) void lut16(v128_t codes, v128_t lo, v128_t hi, v128_t *a, v128_t *b) {
+  const v128_t idx = wasm_v128_and(wasm_u16x8_shr(codes, 4), wasm_i8x16_splat(0x0f));
+  const v128_t l = wasm_i8x16_swizzle(lo, idx), h = wasm_i8x16_swizzle(hi, idx);
+  *a = wasm_i8x16_shuffle(l, h, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  *b = wasm_i8x16_shuffle(l, h, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+}
+
+/* Codes k..k+15 of a leaf of side 2^lg >= 16 (16 of one row) stored as patterns. */
+static inline __attribute__((always_inline)) void put16(u16 *dst, u32 stride, u32 lg, u32 k, v128_t codes, v128_t lo, v128_t hi) {
+  v128_t a, b;
+  lut16(codes, lo, hi, &a, &b);
+  u16 *p = dst + (k >> lg) * stride + (k & ((1u << lg) - 1u));
+  wasm_v128_store(p, a);
+  wasm_v128_store(p + 8, b);
+}
+
+/*
+ * One whole leaf (a leaf table entry of validate.h's v2_record: geometry, params, payload
+ * address) of a macroblock whose patterns start at `block` (row stride `stride`), by table.
+ * Payload reads as in codes.h: 4x4 chunks are 16 bytes; the FP4-sized read of an 8x8 T158 leaf
+ * goes 16 bytes past it (inside the stream window or its INPUT_SLACK_BYTES).
+ */
+static inline __attribute__((always_inline)) void half_leaf(const u32 *table, u16 *block, u32 stride, u32 bf16) {
+  const u32 geometry = table[1], lg = sgfp4_geometry_log2(geometry), mode = sgfp4_geometry_mode(geometry);
+  const u8 *payload = (const u8 *)table[3];
+  u16 *dst = block + sgfp4_geometry_y(geometry) * stride + sgfp4_geometry_x(geometry);
+  v128_t lo, hi, a, b;
+  leaf_lut(table[2], bf16, &lo, &hi);
+  if (lg == 2u) {
+    lut16(codes_4x4(payload, mode), lo, hi, &a, &b);
+    wasm_v128_store64_lane(dst, a, 0);
+    wasm_v128_store64_lane(dst + stride, a, 1);
+    wasm_v128_store64_lane(dst + 2u * stride, b, 0);
+    wasm_v128_store64_lane(dst + 3u * stride, b, 1);
+  } else if (lg == 3u) {
+    v128_t k0, k1, k2, k3;
+    CODES_8x8(payload, mode, k0, k1, k2, k3);
+    lut16(k0, lo, hi, &a, &b), wasm_v128_store(dst, a), wasm_v128_store(dst + stride, b);
+    lut16(k1, lo, hi, &a, &b), wasm_v128_store(dst + 2u * stride, a), wasm_v128_store(dst + 3u * stride, b);
+    lut16(k2, lo, hi, &a, &b), wasm_v128_store(dst + 4u * stride, a), wasm_v128_store(dst + 5u * stride, b);
+    lut16(k3, lo, hi, &a, &b), wasm_v128_store(dst + 6u * stride, a), wasm_v128_store(dst + 7u * stride, b);
+  } else if (!mode) { /* FP4, side 16-64: 32 codes per 16 payload bytes, as leaf_fp4 */
+    const u32 area = 1u << (2 * lg);
+    const v128_t top = wasm_i8x16_splat((signed char)0xf0);
+    for (u32 k = 0; k < area; k += 32, payload += 16) {
+      const v128_t v = wasm_v128_load(payload);
+      const v128_t odd = wasm_v128_and(v, top), even = wasm_v128_and(wasm_i16x8_shl(v, 4), top);
+      put16(dst, stride, lg, k, wasm_i8x16_shuffle(even, odd, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), lo, hi);
+      put16(dst, stride, lg, k + 16, wasm_i8x16_shuffle(even, odd, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), lo, hi);
+    }
+  } else { /* T158, side 16-64: 64 codes per 16 payload bytes, as leaf_t158 */
+    const u32 area = 1u << (2 * lg);
+    const v128_t first_of = wasm_i8x16_const(0, 16, -16, 0, 0, 16, -16, 0, 0, 16, -16, 0, 0, 16, -16, 0);
+    const v128_t second_of = wasm_i8x16_const(0, 0, 0, 0, 16, 16, 16, 16, -16, -16, -16, -16, 0, 0, 0, 0);
+    const v128_t low4 = wasm_i8x16_splat(0x0f);
+    for (u32 k = 0; k < area; k += 64, payload += 16) {
+      const v128_t v = wasm_v128_load(payload);
+      const v128_t l4 = wasm_v128_and(v, low4), h4 = wasm_v128_and(wasm_u16x8_shr(v, 4), low4);
+      const v128_t s0 = wasm_i8x16_swizzle(first_of, l4), s1 = wasm_i8x16_swizzle(second_of, l4);
+      const v128_t s2 = wasm_i8x16_swizzle(first_of, h4), s3 = wasm_i8x16_swizzle(second_of, h4);
+      const v128_t p01 = wasm_i8x16_shuffle(s0, s1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t p23 = wasm_i8x16_shuffle(s2, s3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+      const v128_t q01 = wasm_i8x16_shuffle(s0, s1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      const v128_t q23 = wasm_i8x16_shuffle(s2, s3, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+      put16(dst, stride, lg, k, wasm_i16x8_shuffle(p01, p23, 0, 8, 1, 9, 2, 10, 3, 11), lo, hi);
+      put16(dst, stride, lg, k + 16, wasm_i16x8_shuffle(p01, p23, 4, 12, 5, 13, 6, 14, 7, 15), lo, hi);
+      put16(dst, stride, lg, k + 32, wasm_i16x8_shuffle(q01, q23, 0, 8, 1, 9, 2, 10, 3, 11), lo, hi);
+      put16(dst, stride, lg, k + 48, wasm_i16x8_shuffle(q01, q23, 4, 12, 5, 13, 6, 14, 7, 15), lo, hi);
+    }
+  }
+}
+
+/*
+ * validate_decode_v2_stream_window for f16 / bf16 outputs (bf16 != 0: bf16), into `out`, a window
+ * of the u16 output (element (r, c) at out[(r - row_base) * stride + c - col_base]). A record wholly
+ * inside the tensor is validated by v2_record (validate.h: its leaf table in `scratch`) and each leaf
+ * expanded by table (half_leaf); an edge record is validated and expanded as decode_records does,
+ * into `block` (one macroblock of f32, 64 x 64, 16 KiB: in L1 cache), and converted from there.
+ * Either way each value is the conversion of the f32 value the f32 output gets. 0 ok, -1 not ok.
  */
 __attribute__((export_name("validate_decode_v2_half_window"))) int validate_decode_v2_half_window(
     const u8 *head, const u8 *window, u32 lo, u32 avail, u32 len, u32 blocks, u32 b0, u32 b1, u32 *scratch, float *block,
     u16 *out, u32 stride, u32 rows, u32 cols, u32 tiles_x, u32 row_base, u32 col_base, u32 bf16) {
   const u32 base = v2_record_base(head, len, blocks);
-  if (!base || b0 > b1 || b1 > blocks) return -1;
+  if (!base || b0 > b1 || b1 > blocks || avail > len || lo > avail || (lo & 15u)) return -1;
   for (u32 b = b0; b < b1; b++) {
-    const long long prev = b ? (long long)load32(head + 16u + 4u * (b - 1u)) : -1;
+    const long long prev_offset = b ? (long long)load32(head + 16u + 4u * (b - 1u)) : -1;
     const u32 by = b / tiles_x, bx = b - by * tiles_x;
-    if (decode_records(head, window, lo, avail, len, base, b, b + 1u, prev, scratch, block, 64u, rows, cols, tiles_x, by * 64u,
-                       bx * 64u, 0, 0))
+    u16 *dst = out + ((by * 64u - row_base) * stride + bx * 64u - col_base);
+    const int inside = by * 64u + 64u <= rows && bx * 64u + 64u <= cols && by < (1u << 25) && bx < (1u << 25);
+    if (inside) {
+      long long prev = prev_offset;
+      const long long start = v2_record_start(head, len, base, b, &prev);
+      if (start < 0 || (u64)start < lo || (u64)start + 4u > avail) return -1;
+      /* addr_base = the window's address: the payload addresses in the table are absolute */
+      const u8 *in = window;
+      const int n = v2_record(in, avail - lo, (u32)start - lo, b, scratch, 256u, (u32)in);
+      if (n < 0) return -1;
+      for (u32 i = 0; i < (u32)n; i++) half_leaf(scratch + 4u * i, dst, stride, bf16);
+      continue;
+    }
+    if (decode_records(head, window, lo, avail, len, base, b, b + 1u, prev_offset, scratch, block, 64u, rows, cols, tiles_x,
+                       by * 64u, bx * 64u, 0, 0))
       return -1;
     const u32 kept_rows = rows - by * 64u < 64u ? rows - by * 64u : 64u, kept_cols = cols - bx * 64u < 64u ? cols - bx * 64u : 64u;
-    u16 *dst = out + ((by * 64u - row_base) * stride + bx * 64u - col_base);
     for (u32 r = 0; r < kept_rows; r++) convert_run(block + r * 64u, dst + r * stride, kept_cols, bf16);
   }
   return 0;

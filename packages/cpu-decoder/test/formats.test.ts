@@ -6,7 +6,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { floatBitsToHalfBits } from "@sgfp4/format";
-import { Rng, generateValid } from "@sgfp4/testkit";
+import { Rng, generateValid, mutate } from "@sgfp4/testkit";
 import { createDecoder, decode, decodeInto } from "../src/index.js";
 import { instantiate, kernelModule } from "../src/kernel.js";
 import { decodeParallel, terminateWorkers } from "../src/parallel.js";
@@ -111,6 +111,41 @@ describe("decode to f16 / bf16", () => {
         expect(firstDifference(await decodeParallel(c.bytes, { ...opts, threads: 2 }), want), `case ${i} ${format} parallel`).toBe(-1);
       }
     }
+  }, 120_000);
+
+  it("v2 by table (every layout, leaf size and mode, T158 included) and mutated streams: the converted f32 decode, or its error code", () => {
+    const rng = new Rng(2026, 15);
+    let decoded = 0;
+    let rejected = 0;
+    for (let i = 0; i < 150; i++) {
+      const shape: [number, number] = i % 3 === 0 ? [64 * rng.int(1, 3), 64 * rng.int(1, 4)] : [rng.int(1, 220), rng.int(1, 220)];
+      const c = generateValid(rng, { profile: "v2", shape });
+      for (const bytes of [c.bytes, mutate(rng, c).bytes, mutate(rng, c).bytes]) {
+        let f32: Float32Array | null = null;
+        let code = "";
+        try {
+          f32 = decode(bytes, { profile: "v2", shape: c.shape });
+        } catch (e) {
+          code = (e as { code?: string }).code ?? String(e);
+        }
+        for (const format of ["f16", "bf16"] as const) {
+          const opts = { profile: "v2" as const, shape: c.shape, format };
+          if (!f32) {
+            expect(() => decode(bytes, opts), `case ${i} ${format}`).toThrow(expect.objectContaining({ code }));
+            rejected++;
+            continue;
+          }
+          const want = expectedHalves(f32, format);
+          const into = new Uint16Array(want.length);
+          decodeInto(bytes, opts, into);
+          expect(firstDifference(into, want), `case ${i} ${format}`).toBe(-1);
+          expect(firstDifference(decode(bytes, opts), want), `case ${i} ${format} decode`).toBe(-1);
+          decoded++;
+        }
+      }
+    }
+    expect(decoded).toBeGreaterThan(400);
+    expect(rejected).toBeGreaterThan(100);
   }, 120_000);
 
   it("rejects an output array of the wrong type or format before decoding", () => {
