@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 
 #include "addon_args.hpp"
 #include "decode_worker.hpp"
@@ -59,11 +60,14 @@ Napi::Value Decode(const Napi::CallbackInfo& info) {
     trace.mark("plan");
     const uint64_t count = c.rows * c.cols;
     if (!d.unifiedMemory && count * elementBytes(a.format) >= kHandOverMinBytes) {
-      Lease readback = decodeToReadback(d, a.bytes, a.len, c, a.format);
-      trace.mark("decode");
-      Napi::TypedArray out = handOver(info.Env(), a.format, count, std::move(readback));
-      trace.mark("handOver");
-      return out;
+      std::optional<PendingHandOver> result;
+      Lease readback = decodeToReadback(d, a.bytes, a.len, c, a.format, [&](void* memory) {
+        trace.mark("decode (submitted)");
+        result.emplace(info.Env(), a.format, count, memory);
+        trace.mark("result array");
+      });
+      trace.mark("decode (rest)");
+      return result->adopt(std::move(readback));
     }
     void* data = nullptr;
     Napi::TypedArray out = newOutputArray(info.Env(), a.format, c.rows * c.cols, &data);
@@ -102,7 +106,13 @@ Napi::Value DecodeAsync(const Napi::CallbackInfo& info) {
     if (into) worker->target(info[4].As<Napi::TypedArray>());
     else worker->result();
     Napi::Promise p = worker->promise();
-    worker.release()->Queue();  // the worker deletes itself after OnOK / OnError
+    DecodeWorker* queued = worker.release();
+    queued->Queue();  // the worker deletes itself after OnOK / OnError, which run after this call
+    try {
+      queued->makeResult();
+    } catch (const Napi::Error&) {
+      // OnOK makes it then (and rejects if it fails again); the promise is already queued.
+    }
     return p;
   });
 }

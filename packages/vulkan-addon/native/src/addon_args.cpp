@@ -80,14 +80,21 @@ Napi::TypedArray newOutputArray(Napi::Env env, OutputFormat format, uint64_t cou
   return Napi::Uint16Array::New(env, count, buffer, 0);
 }
 
+PendingHandOver::PendingHandOver(Napi::Env env, OutputFormat format, uint64_t count, void* memory) {
+  auto held = std::make_unique<Lease>();
+  auto buffer = Napi::ArrayBuffer::New(env, memory, size_t(count * elementBytes(format)), [](Napi::Env, void*, Lease* lease) { delete lease; }, held.get());
+  holder_ = held.release();  // owned by the ArrayBuffer's finalizer now
+  array_ = Napi::Persistent(format == OutputFormat::F32 ? Napi::TypedArray(Napi::Float32Array::New(env, count, buffer, 0)) : Napi::TypedArray(Napi::Uint16Array::New(env, count, buffer, 0)));
+}
+
+Napi::TypedArray PendingHandOver::adopt(Lease&& readback) {
+  *holder_ = std::move(readback);
+  return array_.Value();
+}
+
 Napi::TypedArray handOver(Napi::Env env, OutputFormat format, uint64_t count, Lease&& readback) {
-  const size_t bytes = size_t(count * elementBytes(format));
-  auto held = std::make_unique<Lease>(std::move(readback));
-  void* data = held->buf.mapped;
-  auto buffer = Napi::ArrayBuffer::New(env, data, bytes, [](Napi::Env, void*, Lease* lease) { delete lease; }, held.get());
-  held.release();  // owned by the ArrayBuffer's finalizer now
-  if (format == OutputFormat::F32) return Napi::Float32Array::New(env, count, buffer, 0);
-  return Napi::Uint16Array::New(env, count, buffer, 0);
+  PendingHandOver result(env, format, count, readback.buf.mapped);
+  return result.adopt(std::move(readback));
 }
 
 Napi::Object deviceInfoObject(Napi::Env env, const DeviceInfo& i) {

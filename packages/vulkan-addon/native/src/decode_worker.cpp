@@ -20,16 +20,23 @@ DecodeWorker::DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* b
 }
 
 void DecodeWorker::result() {
-  if (!device_.unifiedMemory && container_.rows * container_.cols * elementBytes(format_) >= kHandOverMinBytes) {
+  const uint64_t bytes = container_.rows * container_.cols * elementBytes(format_);
+  if (!device_.unifiedMemory && bytes >= kHandOverMinBytes) {
     handOver_ = true;
+    readbackLease_ = Lease(device_.pool, Memory::HostReadback, bytes);
+    readbackMemory_ = readbackLease_.buf.mapped;
     return;
   }
   result_ = Napi::Persistent(newOutputArray(Env(), format_, container_.rows * container_.cols, &resultData_));
 }
 
+void DecodeWorker::makeResult() {
+  if (handOver_) pending_.emplace(Env(), format_, container_.rows * container_.cols, readbackMemory_);
+}
+
 void DecodeWorker::Execute() {
   try {
-    if (handOver_) handed_ = decodeToReadback(device_, bytes_.get(), len_, container_, format_);
+    if (handOver_) decodeStaged(device_, bytes_.get(), len_, container_, format_, nullptr, defaultRoute(), nullptr, &readbackLease_);
     else if (resultData_) decodeInto(device_, bytes_.get(), len_, container_, format_, resultData_);
     else readback_.emplace(decodeToHost(device_, bytes_.get(), len_, container_, format_));
     bytes_.reset();  // the input is no longer needed; free it before the JS thread runs OnOK
@@ -49,7 +56,8 @@ void DecodeWorker::OnOK() {
   const uint64_t n = container_.rows * container_.cols;
   if (handOver_) {
     try {
-      deferred_.Resolve(handOver(env, format_, n, std::move(handed_)));
+      if (!pending_) pending_.emplace(env, format_, n, readbackMemory_);  // makeResult failed: try again
+      deferred_.Resolve(pending_->adopt(std::move(readbackLease_)));
     } catch (const Napi::Error& e) {
       deferred_.Reject(e.Value());
     }

@@ -22,11 +22,13 @@ class DecodeWorker : public Napi::AsyncWorker {
   Napi::Promise promise() const { return deferred_.Promise(); }
   // decodeIntoAsync: the array to copy into when done (held so it is not collected).
   void target(Napi::TypedArray out) { target_ = Napi::Persistent(out); }
-  // decodeAsync: on a discrete GPU from kHandOverMinBytes, the result is the pooled readback
-  // memory, handed over in OnOK (no host copy); otherwise allocates the result array now (on the
-  // JS thread): no JS code can reach it before the promise resolves, so the worker writes into
-  // it directly.
+  // decodeAsync: on a discrete GPU from kHandOverMinBytes, the result is pooled readback memory,
+  // taken now and handed over in OnOK (no host copy); otherwise allocates the result array now
+  // (on the JS thread): no JS code can reach it before the promise resolves, so the worker writes
+  // into it directly.
   void result();
+  // After Queue(), on the JS thread: makes the hand-over's array while the worker decodes.
+  void makeResult();
 
   void Execute() override;
   void OnOK() override;
@@ -43,7 +45,9 @@ class DecodeWorker : public Napi::AsyncWorker {
   OutputFormat format_;
   std::optional<HostResult> readback_;  // with a target: held until OnOK copies it
   bool handOver_ = false;
-  Lease handed_;  // with handOver_: the readback holding the result, wrapped in OnOK
+  Lease readbackLease_;  // with handOver_: the readback the worker decodes into, adopted in OnOK
+  void* readbackMemory_ = nullptr;  // its mapped memory (read on the JS thread while the worker holds the Lease)
+  std::optional<PendingHandOver> pending_;
   Napi::Reference<Napi::TypedArray> target_, result_;
   void* resultData_ = nullptr;
   std::string code_, message_, reason_;

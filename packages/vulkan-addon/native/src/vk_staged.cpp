@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 
 #include "host_copy.hpp"
@@ -87,7 +88,8 @@ Route defaultRoute() {
   return direct && direct[0] == '0' ? Route::Staged : Route::Direct;
 }
 
-Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, void* out, Route route) {
+Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, void* out, Route route,
+                   const std::function<void(void*)>& whileGpuRuns, Lease* given) {
   const Plan plan = stagePlan(d, c, len, format);
   StageTrace trace(d, plan.chunks.size());  // setupUs: from here (leases, descriptor sets) to the first stage
   const VkPipeline pipeline = d.decodePipeline(format);
@@ -101,7 +103,7 @@ Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Cont
   job.stream = Lease(d.pool, inputs, plan.streamBytes);
   job.leaves = Lease(d.pool, inputs, leafBytes);
   job.firstLeaf = Lease(d.pool, inputs, firstBytes);
-  Lease readback(d.pool, Memory::HostReadback, outBytes);
+  Lease readback = given ? std::move(*given) : Lease(d.pool, Memory::HostReadback, outBytes);
   Lease staging;
   if (direct) {
     job.outputs.push_back(std::move(readback));
@@ -123,7 +125,9 @@ Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Cont
   if (!direct)
     for (Region* r : {&stream, &leaves, &first}) r->staging = static_cast<uint8_t*>(staging.buf.mapped), r->stagingBuffer = staging.buf.buf;
 
-  const size_t depth = size_t(stagesInFlight());
+  // A direct hand-over reuses nothing between stages: all of them are queued at once, so that the
+  // GPU has work while the host makes the result array (whileGpuRuns).
+  const size_t depth = direct && !out ? std::max<size_t>(size_t(stagesInFlight()), std::min<size_t>(plan.chunks.size(), 64)) : size_t(stagesInFlight());
   trace.setupDone();
   // After the buffers: destroyed first, each waiting for the device if its work is in flight.
   std::vector<std::unique_ptr<Submission>> stages;
@@ -167,14 +171,20 @@ Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Cont
       });
     if (k + 1 >= depth) copyOut(k + 1 - depth);
   }
+  if (whileGpuRuns) whileGpuRuns(const_cast<uint8_t*>(down));
   for (size_t k = plan.chunks.size() + 1 > depth ? plan.chunks.size() + 1 - depth : 0; k < plan.chunks.size(); k++) copyOut(k);
   trace.print();
+  Lease output = direct ? std::move(job.outputs[0]) : std::move(readback);
   if (out) return Lease();
-  return direct ? std::move(job.outputs[0]) : std::move(readback);
+  if (given) {
+    *given = std::move(output);
+    return Lease();
+  }
+  return output;
 }
 
-Lease decodeToReadback(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format) {
-  return decodeStaged(d, bytes, len, c, format, nullptr, defaultRoute());
+Lease decodeToReadback(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, const std::function<void(void*)>& whileGpuRuns) {
+  return decodeStaged(d, bytes, len, c, format, nullptr, defaultRoute(), whileGpuRuns);
 }
 
 }  // namespace sgfp4
