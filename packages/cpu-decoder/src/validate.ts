@@ -81,15 +81,18 @@ export function validateLeafTable(bytes: Uint8Array, opts: DecodeOptions, window
 
 /**
  * A copy of `words` u32 at byte `at` of kernel memory, in an array of its own (exactly that size).
- * Where the engine offers uninitialised memory (Node's Buffer.allocUnsafeSlow: an ArrayBuffer of
- * its own, not the pool's) it is used, since every word is overwritten at once: zeroing a fresh
- * array first cost about a third of the copy-out (a leaf table is 16 bytes a leaf, 9 MiB for the
- * encoder's 4096x8192 Student-t). Elsewhere a zeroed array.
+ * From 1 MiB up, where the engine offers uninitialised memory (Node's Buffer.allocUnsafeSlow: an
+ * ArrayBuffer of its own, not the pool's), it is used, since every word is overwritten at once:
+ * zeroing a fresh array first cost about a third of the copy-out (a leaf table is 16 bytes a leaf,
+ * 9 MiB for the encoder's 4096x8192 Student-t). Smaller copies (and engines without it) use
+ * slice(), which measured a few percent faster there (BENCHMARKS.md, session 15).
  */
+const UNINITIALISED_MIN_BYTES = 1 << 20;
+
 function copyOut(buffer: ArrayBufferLike, at: number, words: number): Uint32Array {
   const from = new Uint32Array(buffer, at, words);
   const unsafe = (globalThis as { Buffer?: { allocUnsafeSlow?: (size: number) => Uint8Array } }).Buffer?.allocUnsafeSlow;
-  if (typeof unsafe !== "function") return from.slice();
+  if (typeof unsafe !== "function" || words * 4 < UNINITIALISED_MIN_BYTES) return from.slice();
   const bytes = unsafe(words * 4);
   const out = new Uint32Array(bytes.buffer, bytes.byteOffset, words);
   out.set(from);

@@ -189,6 +189,20 @@ describe("wasm validator vs parse()", () => {
     }
   }, 60_000);
 
+  it("buildLeafTable of a table of 1 MiB and more (copied into uninitialised memory in Node): parse()'s table, arrays of their own", () => {
+    const rng = new Rng(20261206, 17);
+    const c = generateValid(rng, { profile: "v2", shape: [1024, 1024], layouts: [LAYOUT.FULL_4x4] });
+    const opts = { profile: "v2" as const, shape: c.shape };
+    const parsed = parse(c.bytes, opts);
+    expect(parsed.leafCount * 16).toBeGreaterThanOrEqual(1 << 20);
+    for (let k = 0; k < 3; k++) {
+      const table = buildLeafTable(c.bytes, opts);
+      expect(table.leafTable.buffer.byteLength).toBe(parsed.leafCount * 16);
+      expect(Buffer.from(table.leafTable.buffer).equals(Buffer.from(parsed.leafTable.buffer, parsed.leafTable.byteOffset, parsed.leafTable.byteLength))).toBe(true);
+      expect(Array.from(table.blockFirst)).toEqual([...parsed.blocks.map((b) => b.firstLeaf), parsed.leafCount]);
+    }
+  });
+
   it("v2 split into record ranges (validateRecordRange): every part accepted only when parse() accepts, and the parts joined are its leaf table", () => {
     const rng = new Rng(20261205, 11);
     const seen = { joined: 0, refused: 0, multi: 0 };
