@@ -86,6 +86,15 @@ describe("staged decodes: one stage per macroblock row gives the bits of constru
     }
   }
 
+  it("decodeAsync handing over (its input copied into the upload memory the kernel reads): overwriting bytes right after the call changes nothing", async () => {
+    process.env.SGFP4_VULKAN_STAGE_BYTES = "1";
+    const built = generateValid(new Rng(905), { profile: "v2", shape: SHAPE });
+    const bytes = built.bytes.slice();
+    const pending = decodeAsync(bytes, { profile: "v2", shape: SHAPE });
+    bytes.fill(0xff);
+    expect(firstBitDifference(await pending, built.expected)).toBe(-1);
+  });
+
   it("a stage size over the whole output (one stage) and the default give the same bits", () => {
     process.env.SGFP4_VULKAN_DIRECT = "0";
     const built = generateValid(new Rng(903), { profile: "v2", shape: SHAPE });

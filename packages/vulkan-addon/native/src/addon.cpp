@@ -61,11 +61,13 @@ Napi::Value Decode(const Napi::CallbackInfo& info) {
     const uint64_t count = c.rows * c.cols;
     if (!d.unifiedMemory && count * elementBytes(a.format) >= kHandOverMinBytes) {
       std::optional<PendingHandOver> result;
-      Lease readback = decodeToReadback(d, a.bytes, a.len, c, a.format, [&](void* memory) {
+      StagedIo io;
+      io.whileGpuRuns = [&](void* memory) {
         trace.mark("decode (submitted)");
         result.emplace(info.Env(), a.format, count, memory);
         trace.mark("result array");
-      });
+      };
+      Lease readback = decodeToReadback(d, a.bytes, a.len, c, a.format, io);
       trace.mark("decode (rest)");
       return result->adopt(std::move(readback));
     }
@@ -102,9 +104,8 @@ Napi::Value DecodeAsync(const Napi::CallbackInfo& info) {
     VulkanDevice& d = deviceFor(a.device);
     planFor(d, c, a.len, a.format);  // LIMIT_EXCEEDED now, not on the worker
     // Owned here until queued: a failure before (the result array not allocated) frees it.
-    std::unique_ptr<DecodeWorker> worker(new DecodeWorker(info.Env(), d, a.bytes, a.len, std::move(c), a.format));
+    std::unique_ptr<DecodeWorker> worker(new DecodeWorker(info.Env(), d, a.bytes, a.len, std::move(c), a.format, into));
     if (into) worker->target(info[4].As<Napi::TypedArray>());
-    else worker->result();
     Napi::Promise p = worker->promise();
     DecodeWorker* queued = worker.release();
     queued->Queue();  // the worker deletes itself after OnOK / OnError, which run after this call

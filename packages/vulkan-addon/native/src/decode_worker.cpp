@@ -6,28 +6,35 @@
 
 namespace sgfp4 {
 
-DecodeWorker::DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* bytes, size_t len, Container container, OutputFormat format)
+DecodeWorker::DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* bytes, size_t len, Container container, OutputFormat format, bool intoTarget)
     : Napi::AsyncWorker(env, "sgfp4.decodeAsync"),
       deferred_(Napi::Promise::Deferred::New(env)),
       device_(device),
-      bytes_(new uint8_t[std::max<size_t>(1, len)]),
       len_(len),
       container_(std::move(container)),
       format_(format) {
-  // A copy: the caller may reuse or detach its buffer as soon as the call returns. On the work
-  // pool: the fresh pages' faults and the copy of a large stream are spread over its threads.
-  if (len) copyParallel(bytes_.get(), bytes, len);
-}
-
-void DecodeWorker::result() {
-  const uint64_t bytes = container_.rows * container_.cols * elementBytes(format_);
-  if (!device_.unifiedMemory && bytes >= kHandOverMinBytes) {
-    handOver_ = true;
-    readbackLease_ = Lease(device_.pool, Memory::HostReadback, bytes);
-    readbackMemory_ = readbackLease_.buf.mapped;
-    return;
+  const uint64_t count = container_.rows * container_.cols, outBytes = count * elementBytes(format_);
+  handOver_ = !intoTarget && !device_.unifiedMemory && outBytes >= kHandOverMinBytes;
+  // A copy of the input: the caller may reuse or detach its buffer as soon as the call returns.
+  // A direct hand-over copies it straight into the pooled upload memory the kernel reads (no
+  // fresh pages, no second copy); otherwise into a new array. On the work pool either way.
+  if (handOver_ && defaultRoute() == Route::Direct) {
+    const uint64_t padded = (uint64_t(len) + 15) & ~uint64_t(15);
+    stream_ = Lease(device_.pool, Memory::HostUpload, padded);
+    auto* p = static_cast<uint8_t*>(stream_.buf.mapped);
+    if (len) copyParallel(p, bytes, len);
+    std::memset(p + len, 0, padded - len);
+  } else {
+    bytes_.reset(new uint8_t[std::max<size_t>(1, len)]);
+    if (len) copyParallel(bytes_.get(), bytes, len);
   }
-  result_ = Napi::Persistent(newOutputArray(Env(), format_, container_.rows * container_.cols, &resultData_));
+  if (handOver_) {
+    readbackLease_ = Lease(device_.pool, Memory::HostReadback, outBytes);
+    readbackMemory_ = readbackLease_.buf.mapped;
+  } else if (!intoTarget) {
+    // No JS code can reach it before the promise resolves, so the worker writes into it directly.
+    result_ = Napi::Persistent(newOutputArray(env, format_, count, &resultData_));
+  }
 }
 
 void DecodeWorker::makeResult() {
@@ -36,10 +43,16 @@ void DecodeWorker::makeResult() {
 
 void DecodeWorker::Execute() {
   try {
-    if (handOver_) decodeStaged(device_, bytes_.get(), len_, container_, format_, nullptr, defaultRoute(), nullptr, &readbackLease_);
+    if (handOver_) {
+      StagedIo io;
+      io.readback = &readbackLease_;
+      io.stream = stream_.buf.buf ? &stream_ : nullptr;
+      decodeStaged(device_, bytes_.get(), len_, container_, format_, defaultRoute(), io);
+    }
     else if (resultData_) decodeInto(device_, bytes_.get(), len_, container_, format_, resultData_);
     else readback_.emplace(decodeToHost(device_, bytes_.get(), len_, container_, format_));
     bytes_.reset();  // the input is no longer needed; free it before the JS thread runs OnOK
+    stream_ = Lease();
   } catch (const BackendFailure& e) {
     fail(e.code, e.what(), e.reason);
   } catch (const Failure& e) {

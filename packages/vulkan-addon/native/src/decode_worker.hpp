@@ -18,15 +18,13 @@ namespace sgfp4 {
 
 class DecodeWorker : public Napi::AsyncWorker {
  public:
-  DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* bytes, size_t len, Container container, OutputFormat format);
+  // intoTarget: decodeIntoAsync (target() follows); else decodeAsync, whose result is made here:
+  // on a discrete GPU from kHandOverMinBytes pooled readback memory, taken now and handed over in
+  // OnOK (no host copy), else a new array the worker writes into.
+  DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* bytes, size_t len, Container container, OutputFormat format, bool intoTarget);
   Napi::Promise promise() const { return deferred_.Promise(); }
   // decodeIntoAsync: the array to copy into when done (held so it is not collected).
   void target(Napi::TypedArray out) { target_ = Napi::Persistent(out); }
-  // decodeAsync: on a discrete GPU from kHandOverMinBytes, the result is pooled readback memory,
-  // taken now and handed over in OnOK (no host copy); otherwise allocates the result array now
-  // (on the JS thread): no JS code can reach it before the promise resolves, so the worker writes
-  // into it directly.
-  void result();
   // After Queue(), on the JS thread: makes the hand-over's array while the worker decodes.
   void makeResult();
 
@@ -39,7 +37,8 @@ class DecodeWorker : public Napi::AsyncWorker {
 
   Napi::Promise::Deferred deferred_;
   VulkanDevice& device_;
-  std::unique_ptr<uint8_t[]> bytes_;
+  std::unique_ptr<uint8_t[]> bytes_;  // the input's copy, or (direct hand-over) empty and stream_ holds it
+  Lease stream_;
   size_t len_;
   Container container_;
   OutputFormat format_;

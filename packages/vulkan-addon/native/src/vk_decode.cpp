@@ -122,7 +122,7 @@ HostResult hostResult(Lease&& readback, uint64_t bytes) {
 HostResult decodeToHost(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format) {
   const Plan plan = planFor(d, c, len, format);
   const uint64_t outBytes = c.rows * c.cols * plan.elemBytes;
-  if (!d.unifiedMemory) return hostResult(decodeStaged(d, bytes, len, c, format, nullptr, defaultRoute()), outBytes);
+  if (!d.unifiedMemory) return hostResult(decodeStaged(d, bytes, len, c, format, defaultRoute()), outBytes);
   HostResult r;
   r.bytes = outBytes;
   Lease staging;
@@ -146,7 +146,7 @@ void decodeInto(VulkanDevice& d, const uint8_t* bytes, size_t len, const Contain
   if (!d.unifiedMemory && outBytes >= kImportMinBytes) target = d.importHostMemory(out, outBytes, at);
   if (!target.buf) {
     if (d.unifiedMemory) decodeToHost(d, bytes, len, c, format).copyTo(out);
-    else decodeStaged(d, bytes, len, c, format, out, defaultRoute());
+    else decodeStaged(d, bytes, len, c, format, defaultRoute(), StagedIo{out});
     return;
   }
   DeviceJob job;

@@ -68,22 +68,26 @@ enum class Route {
 // Route::Direct unless SGFP4_VULKAN_DIRECT=0 (tests, the benchmark's comparison).
 Route defaultRoute();
 
+// What a decode in stages writes to, and what the caller prepared; all optional.
+struct StagedIo {
+  void* out = nullptr;       // each stage copied here as soon as it is done (decodeInto)
+  Lease* readback = nullptr;  // readback memory for the whole output, taken by the caller (it holds the output on return)
+  Lease* stream = nullptr;    // the stream already in pooled upload memory, zero-padded to a multiple of 16
+  // Called once with the readback memory when every stage is queued, before the waits (the
+  // hand-over's array is made then); if it throws, the decode is abandoned once the device is done.
+  std::function<void(void*)> whileGpuRuns;
+};
+
 // Discrete GPUs (vk_staged.cpp): decodes `c` in stages (about 16 MiB of output each, one
 // submission each) into pooled host-visible readback memory, the host's fill of stage k + 1 and
-// its copy of stage k - 1 overlapping the GPU's work on stage k. With `out`, each stage is copied
-// into it as soon as it is done and an empty Lease is returned; without, the readback buffer
-// holding the whole output is returned (the caller hands it over or copies it), or, with
-// `given` (readback memory the caller took from the pool for the whole output), the output is
-// written there and `given` holds it on return. Route::Direct falls back to Staged when the whole
-// output does not fit one storage-buffer binding. `whileGpuRuns`, if set, is called once with the
-// readback memory when every stage is submitted and before the waits (the hand-over's array is
-// made then); if it throws, the decode is abandoned after the device is done with it.
-Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, void* out, Route route,
-                   const std::function<void(void*)>& whileGpuRuns = nullptr, Lease* given = nullptr);
+// its copy of stage k - 1 overlapping the GPU's work on stage k. Returns the readback holding the
+// whole output (the caller hands it over or copies it), or an empty Lease with io.out (copied
+// there) or io.readback (written there). Route::Direct falls back to Staged when the whole output
+// does not fit one storage-buffer binding.
+Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, Route route, const StagedIo& io = {});
 // The whole output of `c` in pooled host-visible readback memory, to hand over (discrete GPUs):
 // decodeStaged on the default route.
-Lease decodeToReadback(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format,
-                       const std::function<void(void*)>& whileGpuRuns = nullptr);
+Lease decodeToReadback(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, const StagedIo& io = {});
 
 // Decodes `c` into `out` (rows * cols values of the format). On a discrete GPU: in stages on the
 // default route, with the one host copy overlapped (decodeStaged); with SGFP4_VULKAN_HOST_IMPORT=1

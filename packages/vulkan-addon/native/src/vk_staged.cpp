@@ -88,8 +88,8 @@ Route defaultRoute() {
   return direct && direct[0] == '0' ? Route::Staged : Route::Direct;
 }
 
-Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, void* out, Route route,
-                   const std::function<void(void*)>& whileGpuRuns, Lease* given) {
+Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, Route route, const StagedIo& io) {
+  void* const out = io.out;
   const Plan plan = stagePlan(d, c, len, format);
   StageTrace trace(d, plan.chunks.size());  // setupUs: from here (leases, descriptor sets) to the first stage
   const VkPipeline pipeline = d.decodePipeline(format);
@@ -99,11 +99,14 @@ Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Cont
   // Direct needs the whole output in one binding (every stage writes its rows in place).
   const bool direct = route == Route::Direct && outBytes <= (planLimits(d).maxRange & ~uint64_t(255));
   const Memory inputs = direct ? Memory::HostUpload : Memory::Device;
+  // A stream the caller already put in upload memory: bound as is (direct), else read from there.
+  const bool filled = io.stream && io.stream->buf.size >= plan.streamBytes;
+  if (filled && !direct) bytes = static_cast<const uint8_t*>(io.stream->buf.mapped);
   DeviceJob job;
-  job.stream = Lease(d.pool, inputs, plan.streamBytes);
+  job.stream = filled && direct ? std::move(*io.stream) : Lease(d.pool, inputs, plan.streamBytes);
   job.leaves = Lease(d.pool, inputs, leafBytes);
   job.firstLeaf = Lease(d.pool, inputs, firstBytes);
-  Lease readback = given ? std::move(*given) : Lease(d.pool, Memory::HostReadback, outBytes);
+  Lease readback = io.readback ? std::move(*io.readback) : Lease(d.pool, Memory::HostReadback, outBytes);
   Lease staging;
   if (direct) {
     job.outputs.push_back(std::move(readback));
@@ -120,6 +123,7 @@ Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Cont
   const Buffer& result = direct ? job.outputs[0].buf : readback.buf;
   const uint8_t* down = static_cast<const uint8_t*>(result.mapped);
   Region stream{bytes, len, plan.streamBytes, 0, &job.stream.buf};
+  if (filled && direct) stream.hi = plan.streamBytes;  // nothing to fill
   Region leaves{reinterpret_cast<const uint8_t*>(c.leafTable.data()), leafBytes, leafPadded, plan.streamBytes, &job.leaves.buf};
   Region first{reinterpret_cast<const uint8_t*>(c.blockFirstLeaf.data()), firstBytes, firstPadded, plan.streamBytes + leafPadded, &job.firstLeaf.buf};
   if (!direct)
@@ -171,20 +175,20 @@ Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Cont
       });
     if (k + 1 >= depth) copyOut(k + 1 - depth);
   }
-  if (whileGpuRuns) whileGpuRuns(const_cast<uint8_t*>(down));
+  if (io.whileGpuRuns) io.whileGpuRuns(const_cast<uint8_t*>(down));
   for (size_t k = plan.chunks.size() + 1 > depth ? plan.chunks.size() + 1 - depth : 0; k < plan.chunks.size(); k++) copyOut(k);
   trace.print();
   Lease output = direct ? std::move(job.outputs[0]) : std::move(readback);
   if (out) return Lease();
-  if (given) {
-    *given = std::move(output);
+  if (io.readback) {
+    *io.readback = std::move(output);
     return Lease();
   }
   return output;
 }
 
-Lease decodeToReadback(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, const std::function<void(void*)>& whileGpuRuns) {
-  return decodeStaged(d, bytes, len, c, format, nullptr, defaultRoute(), whileGpuRuns);
+Lease decodeToReadback(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, const StagedIo& io) {
+  return decodeStaged(d, bytes, len, c, format, defaultRoute(), io);
 }
 
 }  // namespace sgfp4
