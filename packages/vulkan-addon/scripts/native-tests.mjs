@@ -57,7 +57,10 @@ const parser = join(root, "native", "src", "sgfp4_parse.cpp");
 for (const name of ["parser_test", "fuzz_driver"]) {
   execFileSync("g++", [...flags, "-o", join(out, name), join(root, "native", "test", `${name}.cpp`), parser], { stdio: "inherit" });
 }
+// The host copies (streaming stores, work pool threads) against memcpy.
+execFileSync("g++", [...flags, "-pthread", "-o", join(out, "host_copy_test"), join(root, "native", "test", "host_copy_test.cpp"), join(root, "native", "src", "host_copy.cpp")], { stdio: "inherit" });
 const env = { ...process.env, ASAN_OPTIONS: "detect_leaks=1:abort_on_error=0:halt_on_error=1", UBSAN_OPTIONS: "print_stacktrace=1:halt_on_error=1" };
 execFileSync(join(out, "parser_test"), { stdio: "inherit", env });
+execFileSync(join(out, "host_copy_test"), { stdio: "inherit", env });
 console.log(`native-tests: corpus of ${golden} golden vectors plus hand-built seeds`);
 execFileSync(join(out, "fuzz_driver"), [corpus], { stdio: "inherit", env });

@@ -173,9 +173,9 @@ async function readback(w: Workload, reps: number, bench: BenchAddon): Promise<L
 }
 
 /**
- * BENCH_LOAD_VULKAN_PROBE=1 (diagnostic, logged only): the readback calls (default route) with each
- * kind of upload memory (SGFP4_VULKAN_UPLOAD_MEMORY; the pool is emptied between kinds, the memory
- * flags of the buffers made are logged), stage sizes and stages in flight (the addon reads
+ * BENCH_LOAD_VULKAN_PROBE=1 (diagnostic, logged only): the readback calls (default route) with the
+ * host copies' streaming stores and with plain memcpy (SGFP4_VULKAN_HOST_COPY; the pool is emptied
+ * between settings, the upload buffers' memory flags are logged), stage sizes and stages in flight (the addon reads
  * SGFP4_VULKAN_STAGE_BYTES / SGFP4_VULKAN_STAGES_IN_FLIGHT per call), then one traced decode and
  * decodeInto per kind (SGFP4_VULKAN_TRACE: per-stage host and GPU phases on stderr).
  */
@@ -184,8 +184,11 @@ async function probe(w: Workload, ctx: LoadContext, bench: BenchAddon): Promise<
   const into = new Float32Array(w.shape[0] * w.shape[1]);
   const env = process.env;
   try {
-    for (const upload of ["", "cached", "device"]) {
+    // session 14: the upload memory kinds measured alike (tools/bench-load/results/h100-s14-vulkan-probe.log);
+    // now the host copies' streaming stores against plain memcpy
+    for (const [upload, hostCopy] of [["", ""], ["", "memcpy"]]) {
       env.SGFP4_VULKAN_UPLOAD_MEMORY = upload;
+      env.SGFP4_VULKAN_HOST_COPY = hostCopy;
       releaseBuffers();
       await settle();
       for (const [stage, depth] of [[16, 2], [16, 3], [32, 2], [64, 2], [4096, 2]] as const) {
@@ -196,20 +199,20 @@ async function probe(w: Workload, ctx: LoadContext, bench: BenchAddon): Promise<
         const async = await recycledMs(() => decodeAsync(w.bytes, opts), 5, bench);
         const ok = sameBits(plain.last, w.reference) && sameBits(into, w.reference) && sameBits(async.last, w.reference);
         ctx.log(
-          `probe ${w.name} upload ${upload || "default"} (flags ${bench.stats().memoryFlags.upload}), stage ${stage} MiB, ${depth} in flight: ` +
+          `probe ${w.name} upload ${upload || "default"} (flags ${bench.stats().memoryFlags.upload}), host copy ${hostCopy || "streaming"}, stage ${stage} MiB, ${depth} in flight: ` +
             `decode ${plain.ms.toFixed(3)} ms, decodeInto ${intoMs.toFixed(3)} ms, decodeAsync ${async.ms.toFixed(3)} ms${ok ? "" : " BITS DIFFER"}`,
         );
       }
       delete env.SGFP4_VULKAN_STAGE_BYTES;
       delete env.SGFP4_VULKAN_STAGES_IN_FLIGHT;
       env.SGFP4_VULKAN_TRACE = "1";
-      ctx.log(`probe ${w.name} upload ${upload || "default"}: traced decode, then decodeInto`);
+      ctx.log(`probe ${w.name} upload ${upload || "default"}, host copy ${hostCopy || "streaming"}: traced decode, then decodeInto`);
       decode(w.bytes, opts);
       decodeInto(w.bytes, opts, into);
       delete env.SGFP4_VULKAN_TRACE;
     }
   } finally {
-    for (const k of ["SGFP4_VULKAN_UPLOAD_MEMORY", "SGFP4_VULKAN_STAGE_BYTES", "SGFP4_VULKAN_STAGES_IN_FLIGHT", "SGFP4_VULKAN_TRACE"]) delete env[k];
+    for (const k of ["SGFP4_VULKAN_UPLOAD_MEMORY", "SGFP4_VULKAN_HOST_COPY", "SGFP4_VULKAN_STAGE_BYTES", "SGFP4_VULKAN_STAGES_IN_FLIGHT", "SGFP4_VULKAN_TRACE"]) delete env[k];
     releaseBuffers();
   }
 }

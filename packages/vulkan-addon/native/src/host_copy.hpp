@@ -1,5 +1,6 @@
 // The one host copy of a decode's output (from mapped readback memory into the caller's
-// array, and the staging of the inputs), spread over the work pool for large copies: one core's memcpy (and the page faults
+// array, and the staging of the inputs), spread over the work pool for large copies, with
+// streaming stores: one core's memcpy (and the page faults
 // of a fresh array) runs well below a GPU's device-to-host rate.
 #pragma once
 #include <cstddef>
