@@ -15,7 +15,7 @@ if (!before) throw new Error("--before DIR is required");
 const at = args.indexOf("--format");
 const format = at < 0 ? "f32" : args.splice(at, 2)[1];
 const [rows, cols, ...files] = args;
-const opts = { profile: "v2", shape: [Number(rows), Number(cols)], format };
+const opts = { profile: process.env.PROFILE ?? "v2", shape: [Number(rows), Number(cols)], format };
 const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
 const time = (f) => {
   const t = [];

@@ -211,3 +211,32 @@ __attribute__((export_name("validate_decode_v2_half_window"))) int validate_deco
   }
   return 0;
 }
+
+/*
+ * decode_leaves_window for f16 / bf16 outputs (bf16 != 0: bf16): the leaves of a validated table
+ * (validate_v1's: one 64x64 leaf per block) into `out`, a window of the u16 output (element (r, c)
+ * at out[(r - row_base) * stride + c - col_base]). A leaf wholly inside the tensor is expanded by
+ * table (half_leaf); a leaf cut by its edge is expanded as decode_leaves_window does into `block`
+ * (one f32 macroblock, 16 KiB) and its kept part converted from there.
+ */
+__attribute__((export_name("decode_leaves_half_window"))) void decode_leaves_half_window(const u32 *table, u32 count, float *block,
+                                                                                       u16 *out, u32 stride, u32 rows, u32 cols,
+                                                                                       u32 tiles_x, u32 row_base, u32 col_base,
+                                                                                       u32 bf16) {
+  for (u32 n = 0; n < count; n++, table += 4) {
+    const u32 by = table[0] / tiles_x, bx = table[0] - by * tiles_x, geometry = table[1];
+    const u32 lg = sgfp4_geometry_log2(geometry), y = sgfp4_geometry_y(geometry), x = sgfp4_geometry_x(geometry);
+    if (lg < 2u || lg > 6u) continue; /* the validators never emit these; never index with them */
+    const u32 size = 1u << lg;
+    u16 *dst = out + ((by * 64u - row_base) * stride + bx * 64u - col_base);
+    if (by * 64u + y + size <= rows && bx * 64u + x + size <= cols && by < (1u << 25) && bx < (1u << 25) && y + size <= 64u && x + size <= 64u) {
+      half_leaf(table, dst, stride, bf16);
+      continue;
+    }
+    if (by * 64u + y >= rows || bx * 64u + x >= cols) continue; /* wholly outside: nothing kept */
+    decode_leaves_window(table, 1u, block, 64u, rows, cols, tiles_x, by * 64u, bx * 64u);
+    const u32 keep_rows = rows - (by * 64u + y) < size ? rows - (by * 64u + y) : size;
+    const u32 keep_cols = cols - (bx * 64u + x) < size ? cols - (bx * 64u + x) : size;
+    for (u32 r = y; r < y + keep_rows; r++) convert_run(block + r * 64u + x, dst + r * stride + x, keep_cols, bf16);
+  }
+}

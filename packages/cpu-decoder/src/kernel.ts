@@ -27,6 +27,8 @@ export interface KernelExports {
   validate_decode_v2_stream_window(head: number, window: number, lo: number, avail: number, len: number, blocks: number, b0: number, b1: number, scratch: number, out: number, stride: number, rows: number, cols: number, tilesX: number, rowBase: number, colBase: number): number;
   /** validate_decode_v2_stream_window writing f16 (bf16 = 0) or bf16 (bf16 = 1) patterns: `out` is a window of the u16 output. */
   validate_decode_v2_half_window(head: number, window: number, lo: number, avail: number, len: number, blocks: number, b0: number, b1: number, scratch: number, block: number, out: number, stride: number, rows: number, cols: number, tilesX: number, rowBase: number, colBase: number, bf16: number): number;
+  /** decode_leaves_window writing f16 (bf16 = 0) or bf16 (bf16 = 1) patterns into a window of the u16 output; block: 16 KiB of f32 for leaves cut by the edge. */
+  decode_leaves_half_window(table: number, count: number, block: number, out: number, stride: number, rows: number, cols: number, tilesX: number, rowBase: number, colBase: number, bf16: number): void;
   /** Expand a validated v1 leaf table through an output band. */
   decode_v1_banded(table: number, blocks: number, out: number, rows: number, cols: number, tilesX: number, band: number, chunkBlocks: number): void;
   /** n floats at src -> n f16 / bf16 patterns (RNE) at dst; dst may equal src. */

@@ -61,7 +61,7 @@ interface SharedJob {
  */
 function takeBands(k: KernelExports, m: SharedJob, bandAt: number, scratchAt: number): void {
   const control = new Int32Array(m.control);
-  const blockAt = scratchAt + 256 * 16; // v2 f16/bf16: one f32 macroblock (16 KiB) before the band
+  const blockAt = scratchAt + 256 * 16; // f16/bf16: one f32 macroblock (16 KiB) before the band
   const out = m.format === "f32" ? new Float32Array(m.out) : new Uint16Array(m.out);
   const blockFirst = m.profile === "v1" ? new Uint32Array(m.memory.buffer, m.blockFirstAt, m.blocks + 1) : null;
   const half = m.format !== "f32";
@@ -73,7 +73,8 @@ function takeBands(k: KernelExports, m: SharedJob, bandAt: number, scratchAt: nu
         let valid = true;
         if (blockFirst) {
           const first = blockFirst[b0]!;
-          k.decode_leaves_window(m.tableAt + first * 16, blockFirst[b1]! - first, bandAt, stride, m.rows, m.cols, m.tilesX, rowBase, colBase);
+          if (half) k.decode_leaves_half_window(m.tableAt + first * 16, blockFirst[b1]! - first, blockAt, bandAt, stride, m.rows, m.cols, m.tilesX, rowBase, colBase, m.format === "bf16" ? 1 : 0);
+          else k.decode_leaves_window(m.tableAt + first * 16, blockFirst[b1]! - first, bandAt, stride, m.rows, m.cols, m.tilesX, rowBase, colBase);
         } else if (half) {
           // the kernel writes the halves itself (the whole stream is the window: head = window, lo = 0)
           valid = k.validate_decode_v2_half_window(m.streamAt, m.streamAt, 0, m.len, m.len, m.blocks, b0, b1, scratchAt, blockAt, bandAt, stride, m.rows, m.cols, m.tilesX, rowBase, colBase, m.format === "bf16" ? 1 : 0) === 0;
@@ -82,8 +83,7 @@ function takeBands(k: KernelExports, m: SharedJob, bandAt: number, scratchAt: nu
         }
         if (!valid) Atomics.store(control, 2, 1);
         else {
-          if (blockFirst && m.format === "f16") k.convert_f16(bandAt, bandAt, keptRows * stride);
-          else if (blockFirst && m.format === "bf16") k.convert_bf16(bandAt, bandAt, keptRows * stride);
+          // f16/bf16: the kernel wrote the band's halves itself
           const outAt = rowBase * m.cols + colBase;
           if (keptCols === m.cols && stride === m.cols) {
             out.set(half ? new Uint16Array(m.memory.buffer, bandAt, keptRows * stride) : new Float32Array(m.memory.buffer, bandAt, keptRows * stride), outAt);
@@ -241,8 +241,8 @@ export async function decodeParallel(bytes: Uint8Array, opts: ParallelDecodeOpti
  * or null when the stream is not valid (or does not fit the kernel's memory).
  */
 async function onWorkers(bytes: Uint8Array, r: FastRequest, format: OutputFormat, bands: ReturnType<typeof bandsOf>, parts: number, module: WebAssembly.Module, bandTarget: number): Promise<DecodedArray | null> {
-  // per thread: a one-record leaf table (4 KiB, v2), an f32 macroblock (16 KiB, v2 f16/bf16) and its band; then the inputs
-  const blockBytes = r.profile === "v2" && format !== "f32" ? 64 * 64 * 4 : 0;
+  // per thread: a one-record leaf table (4 KiB, v2), an f32 macroblock (16 KiB, f16/bf16) and its band; then the inputs
+  const blockBytes = format !== "f32" ? 64 * 64 * 4 : 0;
   const area = 256 * 16 + blockBytes + bandBytes(r.tilesY, r.tilesX, r.cols, bandTarget);
   const layout = validatedLayout(parts * area, r.profile, bytes.length, r.blockCount);
   const streamAt = r.profile === "v2" ? parts * area : layout.streamAt; // v2 needs no leaf table

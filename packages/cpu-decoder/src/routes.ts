@@ -123,17 +123,25 @@ export function validatedBands(bytes: Uint8Array, r: FastRequest, target: BandTa
   const module = kernelModule();
   if (!module) return null;
   const bandTarget = bandTargetFor(r.rows, r.cols, target.format);
-  const layout = validatedLayout(bandBytes(r.tilesY, r.tilesX, r.cols, bandTarget), r.profile, bytes.length, r.blockCount);
+  const outBytes = bandBytes(r.tilesY, r.tilesX, r.cols, bandTarget);
+  // f16/bf16: the kernel writes the halves by table (decode_leaves_half_window): a band of halves,
+  // then one f32 macroblock for leaves cut by the tensor's edge
+  const half = target.format !== "f32";
+  const blockAt = align16(outBytes / 2);
+  const layout = validatedLayout(half ? blockAt + 64 * 64 * 4 : outBytes, r.profile, bytes.length, r.blockCount);
   if (layout.totalBytes > MAX_WASM_BYTES) return null;
   try {
     const { memory, kernel } = scratchMemory(module, layout.totalBytes);
     if (validateInMemory(kernel, memory.buffer, bytes, r.profile, r.blockCount, layout, layout.streamAt) < 0) return null;
     const blockFirst = new Uint32Array(memory.buffer, layout.blockFirstAt, r.blockCount + 1);
+    const bf16 = target.format === "bf16" ? 1 : 0;
     return runBands(kernel, memory, target, (b) => {
       const first = blockFirst[b.b0]!;
-      kernel.decode_leaves_window(layout.tableAt + first * 16, blockFirst[b.b1]! - first, 0, b.stride, r.rows, r.cols, r.tilesX, b.rowBase, b.colBase);
+      const table = layout.tableAt + first * 16, count = blockFirst[b.b1]! - first;
+      if (half) kernel.decode_leaves_half_window(table, count, blockAt, 0, b.stride, r.rows, r.cols, r.tilesX, b.rowBase, b.colBase, bf16);
+      else kernel.decode_leaves_window(table, count, 0, b.stride, r.rows, r.cols, r.tilesX, b.rowBase, b.colBase);
       return true;
-    }, bandTarget);
+    }, bandTarget, half);
   } catch (e) {
     throw asSgfp4Error(e, "WebAssembly decode failed");
   }
