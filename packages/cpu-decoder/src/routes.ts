@@ -84,9 +84,9 @@ function bandWindows(bytes: Uint8Array, r: FastRequest, bandTarget: number): num
 function windowedBands(module: WebAssembly.Module, bytes: Uint8Array, r: FastRequest, target: BandTarget, bandTarget: number, outBytes: number, windowBytes: number): DecodedArray | null {
   const len = bytes.length;
   const base = v2RecordBase(r.blockCount);
-  // f16/bf16: the kernel expands each macroblock into a 16 KiB f32 block (in L1) and writes its
-  // halves into the band, two bytes a weight (validate_decode_v2_half_window): no f32 band, no
-  // separate conversion pass over it
+  // f16/bf16: the kernel writes the band's halves itself, two bytes a weight
+  // (validate_decode_v2_half_window: inner records by table, edge records through a 16 KiB f32
+  // macroblock): no f32 band, no separate conversion pass over it
   const half = target.format !== "f32";
   const bf16 = target.format === "bf16" ? 1 : 0;
   const blockAt = align16(half ? outBytes / 2 : outBytes);
