@@ -53,7 +53,8 @@ Plan planChunks(const PlanLimits& limits, const Container& c, size_t len, Output
       const uint64_t l0 = c.blockFirstLeaf[by * c.tilesX] / (align / 16) * (align / 16);
       const uint64_t l1 = c.blockFirstLeaf[(end + 1) * c.tilesX];
       const uint64_t blocks = (end + 1 - by) * c.tilesX;
-      const bool fits = outBytes <= maxRange && sEnd - sStart <= maxRange && (l1 - l0) * 16 <= maxRange && blocks <= limits.maxGroups;
+      const bool small = plan.chunks.empty() && limits.firstOutputBytes && end > by && outBytes > limits.firstOutputBytes;
+      const bool fits = !small && outBytes <= maxRange && sEnd - sStart <= maxRange && (l1 - l0) * 16 <= maxRange && blocks <= limits.maxGroups;
       if (!fits) {
         if (end == by) throw Failure("LIMIT_EXCEEDED", "one macroblock row's payloads exceed this device's storage-buffer range");
         break;

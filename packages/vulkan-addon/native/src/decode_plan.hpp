@@ -18,6 +18,7 @@ struct PlanLimits {
   uint64_t maxRange;   // largest binding: min(maxStorageBufferRange, maxMemoryAllocationSize, 2 GiB)
   uint64_t align;      // minStorageBufferOffsetAlignment, at least 16
   uint64_t maxGroups;  // workgroups one dispatch may have (x * y grid)
+  uint64_t firstOutputBytes = 0;  // non-zero: the first chunk's output at most this (at least one macroblock row)
 };
 
 // A run of whole macroblock rows whose output, leaves and payloads each fit one binding.

@@ -23,6 +23,7 @@ namespace {
 constexpr uint64_t kStageBytes = uint64_t(16) << 20;
 
 constexpr uint64_t kStagesInFlight = 2;
+constexpr uint64_t kFirstStageBytes = uint64_t(4) << 20;
 
 uint64_t envNumber(const char* name, uint64_t dflt) {
   const char* v = std::getenv(name);
@@ -41,6 +42,8 @@ Plan stagePlan(const VulkanDevice& d, const Container& c, size_t len, OutputForm
   const PlanLimits limits = planLimits(d);
   PlanLimits staged = limits;
   staged.maxRange = std::min(limits.maxRange, std::max(stageBytes(), 64 * c.cols * elementBytes(format) + 256));
+  // A smaller first stage: the GPU starts once its inputs are filled.
+  staged.firstOutputBytes = std::min(staged.maxRange, kFirstStageBytes);
   try {
     return planChunks(staged, c, len, format);
   } catch (const Failure&) {
