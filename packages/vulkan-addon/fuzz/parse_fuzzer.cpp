@@ -8,6 +8,9 @@
 //           2 = rows*cols*4 - 1, which must be LIMIT_EXCEEDED, 3 = 2^20)
 //   bytes 1-2 rows, bytes 3-4 cols (u16 little-endian; 0 must give INVALID_ARGUMENT)
 //
+// parse must agree with parseReference (the record-by-record parse) and with itself split into
+// three ranges of records: verdict, message and tables.
+//
 // A rejected stream must carry a DECISIONS.md section-3 code (or INVALID_ARGUMENT /
 // LIMIT_EXCEEDED); any other exception escapes and libFuzzer reports it. An accepted stream's
 // leaf table is checked against what decode.comp assumes (1..256 leaves per block, each
@@ -158,13 +161,30 @@ void runOne(const uint8_t* s, size_t len, Profile profile, uint32_t rows, uint32
   if (limitMode == 1) limit = need;
   if (limitMode == 2) limit = need == 0 ? 0 : need - 1;
   if (limitMode == 3) limit = uint64_t(1) << 20;
-  std::string code = "OK";
+  std::string code = "OK", message = "OK";
   Container c;
   try {
     c = parse(s, len, profile, rows, cols, limit);
   } catch (const Failure& f) {
     code = f.code;
+    message = f.what();
     if (!kCodes.count(code)) die(("unknown error code " + code).c_str());
+  }
+  // parse's fast path and its records split over the work pool against the plain sequential
+  // parse (parseReference): the same verdict, the same message, the same tables.
+  for (int variant = 0; variant < 2; variant++) {
+    std::string other = "OK";
+    Container o;
+    try {
+      o = variant == 0 ? parseReference(s, len, profile, rows, cols, limit) : parse(s, len, profile, rows, cols, limit, 3);
+    } catch (const Failure& f) {
+      other = f.what();
+    }
+    if (other != message) {
+      std::fprintf(stderr, "parse: %s\n%s: %s\n", message.c_str(), variant == 0 ? "parseReference" : "parse, 3 ranges", other.c_str());
+      die("parse disagrees", variant);
+    }
+    if (code == "OK") REQUIRE(o.leafTable == c.leafTable && o.blockFirstLeaf == c.blockFirstLeaf, variant);
   }
   if (rows == 0 || cols == 0) {
     REQUIRE(code == "INVALID_ARGUMENT", rows, cols);

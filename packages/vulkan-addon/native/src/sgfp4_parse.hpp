@@ -75,4 +75,10 @@ constexpr uint64_t kParallelParseMinV1Blocks = 65536;  // v1: by block count (a 
 Container parse(const uint8_t* bytes, size_t len, Profile profile, double rows, double cols,
                 uint64_t maxOutputBytes = kDefaultMaxOutputBytes, unsigned ranges = 0);
 
+// The same verdict, error and tables from the plain sequential parse (v2 records one by one,
+// each through the exact, throwing checks; the table grown as they are accepted). parse's
+// v2 fast path must agree with it on every stream: the unit tests and fuzzers compare the two.
+Container parseReference(const uint8_t* bytes, size_t len, Profile profile, double rows, double cols,
+                         uint64_t maxOutputBytes = kDefaultMaxOutputBytes);
+
 }  // namespace sgfp4

@@ -74,7 +74,8 @@ static void expand(const std::vector<uint8_t>& s, const Container& c) {
 }
 
 // The parse with the records split into 3 ranges on the work pool must give the sequential
-// parse's leaf table, or its exact error (code and message): checked on every 4th stream.
+// parse's leaf table, or its exact error (code and message): checked on every 4th stream. And
+// parse must agree with parseReference (the record-by-record parse) on every stream.
 static uint64_t runs = 0;
 static std::string outcome(const std::vector<uint8_t>& s, Profile p, double rows, double cols, unsigned ranges, Container& c) {
   try {
@@ -86,8 +87,17 @@ static std::string outcome(const std::vector<uint8_t>& s, Profile p, double rows
 }
 
 static std::string run(const std::vector<uint8_t>& s, Profile p, double rows, double cols) {
-  Container c, split;
+  Container c, split, ref;
   const std::string got = outcome(s, p, rows, cols, 1, c);
+  // The fast path against the plain sequential parse, on every stream: same verdict, same
+  // message (code, facts, the record and offset it names), same tables.
+  std::string want = "OK";
+  try {
+    ref = parseReference(s.data(), s.size(), p, rows, cols, kDefaultMaxOutputBytes);
+  } catch (const Failure& f) {
+    want = f.what();
+  }
+  if (want != got || (got == "OK" && (ref.leafTable != c.leafTable || ref.blockFirstLeaf != c.blockFirstLeaf))) fail("parse differs from parseReference: " + got + " / " + want);
   if (runs++ % 4 == 0) {
     const std::string other = outcome(s, p, rows, cols, 3, split);
     if (other != got || (got == "OK" && (split.leafTable != c.leafTable || split.blockFirstLeaf != c.blockFirstLeaf))) fail("range-split parse differs: " + got + " / " + other);

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,74 @@ static Bytes v2(const std::vector<Rec>& recs) {
 }
 
 static Rec uniform64(uint32_t header = 0x3c000000) { return Rec{0, {}, {header}, {2048}}; }
+
+
+// parse (ranges 1 and 3) and parseReference on one stream: "OK" or the full message, and
+// whether all three agree (verdict, message, tables).
+static std::string agree(const Bytes& stream, Profile p, double rows, double cols, bool* same) {
+  const std::unique_ptr<uint8_t[]> copy(new uint8_t[stream.size() ? stream.size() : 1]);  // exact size, for AddressSanitizer
+  std::memcpy(copy.get(), stream.data(), stream.size());
+  struct {
+    const uint8_t* p;
+    size_t n;
+    const uint8_t* data() const { return p; }
+    size_t size() const { return n; }
+  } b{stream.empty() ? nullptr : copy.get(), stream.size()};
+  std::string out[3];
+  Container c[3];
+  for (int k = 0; k < 3; k++) {
+    try {
+      c[k] = k == 2 ? parseReference(b.data(), b.size(), p, rows, cols) : parse(b.data(), b.size(), p, rows, cols, kDefaultMaxOutputBytes, k == 0 ? 1 : 3);
+      out[k] = "OK";
+    } catch (const Failure& f) {
+      out[k] = f.what();
+    }
+  }
+  *same = out[0] == out[2] && out[1] == out[2];
+  if (*same && out[2] == "OK")
+    for (int k = 0; k < 2; k++) *same = *same && c[k].leafTable == c[2].leafTable && c[k].blockFirstLeaf == c[2].blockFirstLeaf;
+  if (!*same) std::printf("  disagree: [%s] [%s] [%s]\n", out[0].c_str(), out[1].c_str(), out[2].c_str());
+  return out[2];
+}
+
+static uint32_t lcg = 777;
+static uint32_t rnd(uint32_t n) { return ((lcg = lcg * 1103515245u + 12345u) >> 8) % n; }
+
+// A random MIXED tree of the node of side 2^log2: map bits in pre-order, leaf sides in DFS order.
+static void randomTree(uint32_t log2, std::vector<int>& bits, std::vector<uint32_t>& leaves) {
+  if (log2 > 2) {
+    const bool split = rnd(4) != 0;
+    bits.push_back(split);
+    if (split) {
+      for (int q = 0; q < 4; q++) randomTree(log2 - 1, bits, leaves);
+      return;
+    }
+  }
+  leaves.push_back(log2);
+}
+
+// A random valid record: any layout, random modes, finite parameters.
+static Rec randomRecord() {
+  const uint32_t layout = rnd(10) < 6 ? 4 : rnd(6);
+  Rec r{layout, {}, {}, {}};
+  std::vector<uint32_t> sides;
+  if (layout == 4) {
+    std::vector<int> bits;
+    randomTree(6, bits, sides);
+    r.map = {0, 0, 0};
+    for (size_t k = 0; k < bits.size(); k++)
+      if (bits[k]) r.map[k >> 5] |= 1u << (k & 31);
+  } else {
+    const uint32_t log2 = layout == 5 ? 2 : 6 - layout, per = 64 >> log2;
+    sides.assign(per * per, log2);
+  }
+  for (uint32_t log2 : sides) {
+    const uint32_t mode = rnd(3) == 0;
+    r.headers.push_back((0x3000u + rnd(0x800)) << 16 | (rnd(0x7c00) & 0xfff0) | mode);
+    r.payloadBytes.push_back(mode ? 1u << (2 * log2 - 2) : 1u << (2 * log2 - 1));
+  }
+  return r;
+}
 
 int main() {
   // FP16 -> float32 bits, from the IEEE definitions.
@@ -205,6 +274,106 @@ int main() {
     b[0] = 'S', b[1] = 'G', b[2] = 'F', b[3] = '4', b[4] = 2;
     put32(b, 5, 1u << 20);
     EXPECT(codeOf(b, Profile::V2, 64 * 1024, 64 * 1024, uint64_t(1) << 40) == "TRUNCATED", "v2 huge B, 16-byte stream");
+  }
+
+
+  // The fast path against parseReference: random streams of every layout, then one-fault and
+  // two-fault mutations of them (the first fault in stream order must be the one named).
+  {
+    static const uint32_t words[7] = {0x7c000000u, 0x7c00u, 2u, 1u, 5u, 4u, 0xfffffff0u};
+    int disagreements = 0, rejected = 0, mutations = 0;
+    for (int round = 0; round < 6; round++) {
+      const uint32_t tilesX = 1 + rnd(7), tilesY = 1 + rnd(3);
+      std::vector<Rec> recs;
+      for (uint32_t k = 0; k < tilesX * tilesY; k++) recs.push_back(randomRecord());
+      Bytes b = v2(recs);
+      const double rows = 64.0 * tilesY - rnd(60), cols = 64.0 * tilesX - rnd(60);
+      bool same;
+      EXPECT(agree(b, Profile::V2, rows, cols, &same) == "OK" && same, "random valid v2 stream, round " + std::to_string(round));
+      for (int m = 0; m < 400; m++) {
+        Bytes x = b;
+        const int faults = 1 + rnd(2);
+        for (int f = 0; f < faults; f++) {
+          const size_t at = rnd(uint32_t(x.size()));
+          switch (rnd(4)) {
+            case 0: x[at] ^= uint8_t(1u << rnd(8)); break;
+            case 1: x[at] = uint8_t(rnd(256)); break;
+            case 2: put32(x, at & ~size_t(3), words[rnd(7)]); break;
+            default: x.resize(at); break;
+          }
+        }
+        mutations++;
+        if (agree(x, Profile::V2, rows, cols, &same) != "OK") rejected++;
+        if (!same) disagreements++;
+      }
+    }
+    EXPECT(disagreements == 0, std::to_string(disagreements) + " of " + std::to_string(mutations) + " mutated streams: parse and parseReference disagree");
+    EXPECT(rejected > 100, "mutations rejected: " + std::to_string(rejected));
+  }
+  // Two faults in one record: structure (flags, payload bounds, padding) before parameters, and
+  // leaf by leaf in order; two faulty records: the first one's, however the records are split.
+  {
+    Rec f{5, {}, std::vector<uint32_t>(256, 0x3c000000), std::vector<uint32_t>(256, 8)};
+    auto code = [](const Bytes& b) {
+      bool same;
+      const std::string m = agree(b, Profile::V2, 64, 64 * 3, &same);
+      return same ? m.substr(0, m.find(':')) : "DISAGREE";
+    };
+    const size_t hdr = 32 + 4;  // base 32 (16 + 12 -> 32); leaf headers after the sb_header
+    const size_t pay = 32 + ((4 + 1024 + 15) / 16) * 16;
+    Bytes good3 = v2({f, f, f});
+    Bytes b = good3;
+    put32(b, hdr + 4 * 1, 0x7c000000);  // leaf 1 scale Inf
+    put32(b, hdr + 4 * 7, 0x3c000004);  // leaf 7 reserved flag
+    EXPECT(code(b) == "RESERVED_BITS", "reserved flag of a later leaf before an earlier leaf's Inf");
+    b = good3;
+    put32(b, hdr + 4 * 9, 0x3c000004);  // leaf 9 reserved flag
+    b[pay + 16 * 3 + 12] = 1;           // leaf 3 padding
+    EXPECT(code(b) == "NONZERO_PADDING", "leaf 3 padding before leaf 9 flags");
+    b = good3;
+    put32(b, hdr + 4 * 2, 0x3c000001);  // leaf 2 T158: its bytes 4..7 are now padding (0x11)
+    b[pay + 16 * 5 + 9] = 1;            // leaf 5 padding too
+    EXPECT(code(b) == "NONZERO_PADDING", "T158 4x4 padding");
+    // the same fault in records 1 and 2 (different offsets): record 1's, for 1, 3 or 7 ranges
+    b = good3;
+    const size_t rec = 16 * ((4 + 1024 + 15) / 16) + 256 * 16;
+    b[pay + rec + 16 * 7 + 10] = 1, b[pay + 2 * rec + 16 * 2 + 10] = 1;
+    std::string msgs[4];
+    for (unsigned r : {1u, 2u, 3u, 7u}) {
+      try {
+        parse(b.data(), b.size(), Profile::V2, 64, 64 * 3, kDefaultMaxOutputBytes, r);
+      } catch (const Failure& e) {
+        msgs[r == 1 ? 0 : r == 2 ? 1 : r == 3 ? 2 : 3] = e.what();
+      }
+    }
+    EXPECT(msgs[0] == "NONZERO_PADDING: nonzero byte in a leaf's payload padding (at byte offset " + std::to_string(pay + rec + 16 * 7 + 10) + ")" && msgs[1] == msgs[0] &&
+               msgs[2] == msgs[0] && msgs[3] == msgs[0],
+           "first faulty record wins over ranges: " + msgs[0]);
+    // the last leaf's payload one byte short, and leaf 0's bias NaN: TRUNCATED
+    b = v2({f});
+    put32(b, hdr, 0x3c007e00);
+    b.resize(b.size() - 1);
+    bool same;
+    EXPECT(agree(b, Profile::V2, 64, 64, &same).rfind("TRUNCATED", 0) == 0 && same, "payload bound before parameters");
+  }
+  // Overlapping records (each read where its offset points; allowed): 1024 UNIFORM_64 records
+  // 16 bytes apart in zeros, more leaves than the stream holds without overlap, so the fast path
+  // leaves them to the sequential parse; the same tables, and the same error once one breaks.
+  {
+    const uint32_t B = 1024;
+    Bytes b(16, 0);
+    b[0] = 'S', b[1] = 'G', b[2] = 'F', b[3] = '4', b[4] = 2;
+    put32(b, 5, B);
+    const size_t base = (16 + 4 * B + 15) / 16 * 16;
+    b.resize(base + 16 * (B - 1) + 16 + 2048, 0);
+    for (uint32_t r = 0; r < B; r++) put32(b, 16 + 4 * r, 16 * r);
+    bool same;
+    EXPECT(agree(b, Profile::V2, 64, 64.0 * B, &same) == "OK" && same, "overlapping records accepted as by the reference");
+    Container c = parse(b.data(), b.size(), Profile::V2, 64, 64.0 * B);
+    EXPECT(c.leafCount() == B && c.leafTable[4 * 5 + 3] == base + 16 * 5 + 16, "overlapping records: one leaf each, payload after its header");
+    Bytes x = b;
+    x.resize(x.size() - 1);
+    EXPECT(agree(x, Profile::V2, 64, 64.0 * B, &same).find("TRUNCATED: stream ends inside the payload of leaf 0 (at record 1023") == 0 && same, "overlapping records, last one short");
   }
 
   std::printf("parser_test: %d passed, %d failed\n", passed, failed);
