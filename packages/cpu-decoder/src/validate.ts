@@ -85,7 +85,7 @@ export function validateLeafTable(bytes: Uint8Array, opts: DecodeOptions, window
  * ArrayBuffer of its own, not the pool's), it is used, since every word is overwritten at once:
  * zeroing a fresh array first cost about a third of the copy-out (a leaf table is 16 bytes a leaf,
  * 9 MiB for the encoder's 4096x8192 Student-t). Smaller copies (and engines without it) use
- * slice(), which measured a few percent faster there (BENCHMARKS.md, session 15).
+ * slice(), which measured a few percent faster there (BENCHMARKS.md, session 14).
  */
 const UNINITIALISED_MIN_BYTES = 1 << 20;
 
