@@ -7,7 +7,7 @@
 //   node bench/format-paired.mjs --before /abs/dist [--format f16] ROWS COLS file.sgfp4 [...]   (v2 containers)
 import { readFileSync } from "node:fs";
 import * as ours from "../dist/index.js";
-import { beforeBuild } from "./lib.mjs";
+import { beforeBuild, middle, roundMs } from "./lib.mjs";
 
 const args = process.argv.slice(2);
 const before = (await beforeBuild(args))?.index;
@@ -16,16 +16,8 @@ const at = args.indexOf("--format");
 const format = at < 0 ? "f32" : args.splice(at, 2)[1];
 const [rows, cols, ...files] = args;
 const opts = { profile: process.env.PROFILE ?? "v2", shape: [Number(rows), Number(cols)], format };
-const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
-const time = (f) => {
-  const t = [];
-  for (let i = 0; i < 5; i++) {
-    const t0 = performance.now();
-    f();
-    t.push(performance.now() - t0);
-  }
-  return median(t);
-};
+const median = middle;
+const time = (f) => roundMs(f, 5);
 const range = (xs) => `${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}`;
 for (const file of files) {
   const bytes = new Uint8Array(readFileSync(file));

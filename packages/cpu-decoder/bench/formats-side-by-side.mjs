@@ -4,20 +4,13 @@
 // Uint16Array.set of the same outputs; prints median ms and the per-round range of half / f32.
 //   node bench/formats-side-by-side.mjs ROWS COLS file.sgfp4 [...]
 import { readFileSync } from "node:fs";
+import { middle, roundMs } from "./lib.mjs";
 import { decodeInto } from "../dist/index.js";
 
 const [rows, cols, ...files] = process.argv.slice(2);
 const shape = [Number(rows), Number(cols)];
-const median = (xs) => [...xs].sort((x, y) => x - y)[xs.length >> 1];
-const time = (f) => {
-  const t = [];
-  for (let i = 0; i < 5; i++) {
-    const t0 = performance.now();
-    f();
-    t.push(performance.now() - t0);
-  }
-  return median(t);
-};
+const median = middle;
+const time = (f) => roundMs(f, 5);
 const range = (xs) => `${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}`;
 for (const file of files) {
   const bytes = new Uint8Array(readFileSync(file));

@@ -63,6 +63,20 @@ export function median(fn, runs) {
   return batches.sort((a, b) => a - b)[1];
 }
 
+/** The middle value of `xs` (the upper one of an even count). */
+export const middle = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+
+/** Median ms of `calls` back-to-back single calls of `f` (the paired scripts time one round with it). */
+export function roundMs(f, calls = 5) {
+  const t = [];
+  for (let i = 0; i < calls; i++) {
+    const t0 = performance.now();
+    f();
+    t.push(performance.now() - t0);
+  }
+  return middle(t);
+}
+
 /** Best mean ms per call of 5 batches of `reps` calls. */
 export function best(fn, reps) {
   let b = Infinity;

@@ -9,7 +9,7 @@
 import { readFileSync } from "node:fs";
 import * as ours from "../dist/index.js";
 import * as oursValidate from "../dist/validate.js";
-import { beforeBuild } from "./lib.mjs";
+import { beforeBuild, middle, roundMs } from "./lib.mjs";
 
 const args = process.argv.slice(2);
 const dir = args.includes("--before") ? args[args.indexOf("--before") + 1] : null;
@@ -19,16 +19,8 @@ const beforeValidate = await import(new URL(dir + "/validate.js", `file://${proc
 const [rows, cols, ...files] = args;
 const shape = [Number(rows), Number(cols)];
 const opts = { profile: "v2", shape };
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-const time = (f) => {
-  const t = [];
-  for (let i = 0; i < 3; i++) {
-    const t0 = performance.now();
-    f();
-    t.push(performance.now() - t0);
-  }
-  return median(t);
-};
+const median = middle;
+const time = (f) => roundMs(f, 3);
 for (const file of files) {
   const bytes = new Uint8Array(readFileSync(file));
   const n = shape[0] * shape[1];

@@ -7,6 +7,7 @@
 //   node bench/validate-paired.mjs --before /abs/dist ROWS COLS file.sgfp4 [file.sgfp4 ...]
 // Not a test: it prints numbers.
 import { readFileSync } from "node:fs";
+import { middle, roundMs } from "./lib.mjs";
 import * as ours from "../dist/validate.js";
 
 const args = process.argv.slice(2);
@@ -20,16 +21,8 @@ if (!dir) throw new Error("--before DIR is required");
 const before = await import(new URL(dir + "/validate.js", `file://${process.cwd()}/`).href);
 const [rows, cols, ...files] = args;
 const opts = { profile: "v2", shape: [Number(rows), Number(cols)] };
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-const time = (f) => {
-  const t = [];
-  for (let i = 0; i < 5; i++) {
-    const t0 = performance.now();
-    f();
-    t.push(performance.now() - t0);
-  }
-  return median(t);
-};
+const median = middle;
+const time = (f) => roundMs(f, 5);
 const same = (a, b) => a.length === b.length && Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
 for (const file of files) {
   const bytes = new Uint8Array(readFileSync(file));

@@ -35,53 +35,42 @@ afterEach(() => {
 // 320 x 1030 float32: 1.26 MiB, over the hand-over threshold (1 MiB); five macroblock rows.
 const SHAPE: Shape = [320, 1030];
 
-describe("staged decodes: one stage per macroblock row gives the bits of construction", () => {
+/** Every call (decode, decodeInto, both async) and format (f32, f16, bf16) gives the bits of construction. */
+async function everyCallAndFormat(seed: number, profile: "v1" | "v2"): Promise<void> {
+  const built = generateValid(new Rng(seed), { profile, shape: SHAPE });
+  const opts = { profile, shape: SHAPE };
+  expect(firstBitDifference(decode(built.bytes, opts), built.expected)).toBe(-1);
+  expect(firstBitDifference(await decodeAsync(built.bytes, opts), built.expected)).toBe(-1);
+  const into = new Float32Array(SHAPE[0] * SHAPE[1]).fill(NaN);
+  decodeInto(built.bytes, opts, into);
+  expect(firstBitDifference(into, built.expected)).toBe(-1);
+  const intoAsync = new Float32Array(SHAPE[0] * SHAPE[1]).fill(NaN);
+  await decodeIntoAsync(built.bytes, opts, intoAsync);
+  expect(firstBitDifference(intoAsync, built.expected)).toBe(-1);
+  for (const [format, to] of [["f16", toF16], ["bf16", toBf16]] as const) {
+    const want = convertAll(built.expected, to);
+    expect(Buffer.compare(Buffer.from((decode(built.bytes, { ...opts, format }) as Uint16Array).buffer), Buffer.from(want.buffer))).toBe(0);
+    const half = new Uint16Array(want.length).fill(0xffff);
+    decodeInto(built.bytes, { ...opts, format }, half);
+    expect(Buffer.compare(Buffer.from(half.buffer), Buffer.from(want.buffer))).toBe(0);
+  }
+}
+
+describe("decodes in stages give the bits of construction", () => {
   for (const profile of ["v1", "v2"] as const) {
-    it(`${profile}: decode, decodeInto, decodeAsync, decodeIntoAsync, f16 and bf16`, async () => {
+    it(`${profile}, staged route (SGFP4_VULKAN_DIRECT=0), one stage per macroblock row: every call and format`, async () => {
       process.env.SGFP4_VULKAN_STAGE_BYTES = "1"; // each stage is one macroblock row
-      process.env.SGFP4_VULKAN_DIRECT = "0"; // decode and decodeAsync staged too (direct is their default)
-      const built = generateValid(new Rng(profile === "v1" ? 901 : 902), { profile, shape: SHAPE });
-      const opts = { profile, shape: SHAPE };
-      expect(firstBitDifference(decode(built.bytes, opts), built.expected)).toBe(-1);
-      const into = new Float32Array(SHAPE[0] * SHAPE[1]).fill(NaN);
-      decodeInto(built.bytes, opts, into);
-      expect(firstBitDifference(into, built.expected)).toBe(-1);
-      expect(firstBitDifference(await decodeAsync(built.bytes, opts), built.expected)).toBe(-1);
-      const intoAsync = new Float32Array(SHAPE[0] * SHAPE[1]).fill(NaN);
-      await decodeIntoAsync(built.bytes, opts, intoAsync);
-      expect(firstBitDifference(intoAsync, built.expected)).toBe(-1);
-      for (const [format, to] of [["f16", toF16], ["bf16", toBf16]] as const) {
-        const want = convertAll(built.expected, to);
-        expect(Buffer.compare(Buffer.from((decode(built.bytes, { ...opts, format }) as Uint16Array).buffer), Buffer.from(want.buffer))).toBe(0);
-        const half = new Uint16Array(want.length);
-        decodeInto(built.bytes, { ...opts, format }, half);
-        expect(Buffer.compare(Buffer.from(half.buffer), Buffer.from(want.buffer))).toBe(0);
-      }
+      process.env.SGFP4_VULKAN_DIRECT = "0";
+      await everyCallAndFormat(profile === "v1" ? 901 : 902, profile);
     });
   }
 
   for (const profile of ["v1", "v2"] as const) {
     for (const stageBytes of ["1", undefined]) {
       const stages = stageBytes ? "one stage per macroblock row" : "default stages";
-      it(`${profile}, direct (the default: inputs and output in host-visible memory), ${stages}: every call and format`, async () => {
+      it(`${profile}, direct route (the default: inputs and output in host-visible memory), ${stages}: every call and format`, async () => {
         if (stageBytes) process.env.SGFP4_VULKAN_STAGE_BYTES = stageBytes;
-        const built = generateValid(new Rng(profile === "v1" ? 903 : 904), { profile, shape: SHAPE });
-        const opts = { profile, shape: SHAPE };
-        expect(firstBitDifference(decode(built.bytes, opts), built.expected)).toBe(-1);
-        expect(firstBitDifference(await decodeAsync(built.bytes, opts), built.expected)).toBe(-1);
-        const into = new Float32Array(SHAPE[0] * SHAPE[1]).fill(NaN);
-        decodeInto(built.bytes, opts, into);
-        expect(firstBitDifference(into, built.expected)).toBe(-1);
-        const intoAsync = new Float32Array(SHAPE[0] * SHAPE[1]).fill(NaN);
-        await decodeIntoAsync(built.bytes, opts, intoAsync);
-        expect(firstBitDifference(intoAsync, built.expected)).toBe(-1);
-        for (const [format, to] of [["f16", toF16], ["bf16", toBf16]] as const) {
-          const want = convertAll(built.expected, to);
-          expect(Buffer.compare(Buffer.from((decode(built.bytes, { ...opts, format }) as Uint16Array).buffer), Buffer.from(want.buffer))).toBe(0);
-          const half = new Uint16Array(want.length).fill(0xffff);
-          decodeInto(built.bytes, { ...opts, format }, half);
-          expect(Buffer.compare(Buffer.from(half.buffer), Buffer.from(want.buffer))).toBe(0);
-        }
+        await everyCallAndFormat(profile === "v1" ? 903 : 904, profile);
       });
     }
   }
