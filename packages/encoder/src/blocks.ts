@@ -32,17 +32,32 @@ export interface BlockJob {
   rd?: { lambda: number; stats?: Float64Array };
 }
 
-/** Copy macroblock (by, bx) into a zero-padded 64x64 buffer. */
-export function extractBlock(data: Float32Array, cols: number, rowsInData: number, rowBase: number, bx: number, out: Float64Array): void {
+/**
+ * Copy macroblock (by, bx) into a zero-padded 64x64 buffer; with `clip`, each copied weight
+ * beyond [CLIP_LOW, CLIP_HIGH] moved to the nearest end on the way (clipToFormat in the same
+ * pass; the padding is zero either way).
+ */
+export function extractBlock(data: Float32Array, cols: number, rowsInData: number, rowBase: number, bx: number, out: Float64Array, clip = false): void {
   const c0 = bx * MACROBLOCK;
   const cw = Math.min(MACROBLOCK, cols - c0);
   // only a block cut by the tensor's edge has padding to clear
   if (cw < MACROBLOCK || rowBase + MACROBLOCK > rowsInData) out.fill(0);
-  for (let i = 0; i < MACROBLOCK; i++) {
-    const r = rowBase + i;
-    if (r >= rowsInData) break;
-    const src = r * cols + c0;
-    for (let j = 0; j < cw; j++) out[i * MACROBLOCK + j] = data[src + j]!;
+  const rowEnd = Math.min(MACROBLOCK, rowsInData - rowBase);
+  if (clip) {
+    for (let i = 0; i < rowEnd; i++) {
+      const src = (rowBase + i) * cols + c0;
+      const o = i * MACROBLOCK;
+      for (let j = 0; j < cw; j++) {
+        const w = data[src + j]!;
+        out[o + j] = w > CLIP_HIGH ? CLIP_HIGH : w < CLIP_LOW ? CLIP_LOW : w;
+      }
+    }
+    return;
+  }
+  for (let i = 0; i < rowEnd; i++) {
+    const src = (rowBase + i) * cols + c0;
+    const o = i * MACROBLOCK;
+    for (let j = 0; j < cw; j++) out[o + j] = data[src + j]!;
   }
 }
 
@@ -140,13 +155,23 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
   const blockStats = new Float64Array(NODE_STATS * NODES_PER_BLOCK);
   const norm = normalizerOf(job);
   const t158GapOf = (size: number): number => (job.rd ? t158SseGap(size, job.rd.lambda, norm) : Infinity);
+  // the tile row's weights and decode, block by block (64x64 each, zero-padded): the tensor's rows
+  // are read and written once each, in order, instead of 64 strided rows per block
+  const area = MACROBLOCK * MACROBLOCK;
+  const tileWeights = new Float64Array(tilesX * area);
+  const tileDecoded = new Float32Array(tilesX * area);
+  const tileDecodedBits = new Int32Array(tileDecoded.buffer);
+  const data = job.data;
+  const clip = job.policy === "rd";
   let b = 0;
   let total = 0;
   let maxAbsError = 0;
   for (let ty = job.tileRowStart; ty < job.tileRowEnd; ty++) {
+    const rowBase = (ty - job.tileRowStart) * MACROBLOCK;
+    const realRows = Math.min(MACROBLOCK, rowsInData - rowBase);
+    tileRowToBlocks(data, cols, rowBase, realRows, tilesX, tileWeights, clip);
     for (let bx = 0; bx < tilesX; bx++, b++) {
-      extractBlock(job.data, cols, rowsInData, (ty - job.tileRowStart) * MACROBLOCK, bx, block);
-      if (job.policy === "rd") clipToFormat(block);
+      block.set(tileWeights.subarray(bx * area, (bx + 1) * area));
       let out: BlockOut;
       if (v1) {
         const f = fitLeaf(block, MACROBLOCK, job.fit, ws);
@@ -191,22 +216,36 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
       }
       lweArea[b] = lwe;
       // decoded here, in the job's thread, rather than on the main thread after all jobs
-      reconstructBlock(out, ty - job.tileRowStart, bx, [rowsInData, cols], decoded);
+      decodeLeaves(out, tileDecodedBits, bx * area);
     }
-    const first = (ty - job.tileRowStart) * MACROBLOCK * cols;
-    const end = Math.min(first + MACROBLOCK * cols, job.data.length);
+    // the decode copied to its rows, and the sums over them, in index order
     let sig = 0;
     let err = 0;
-    for (let i = first; i < end; i++) {
-      const w = job.data[i]!;
-      const d = w - decoded[i]!;
-      sig += w * w;
-      err += d * d;
-      const a = Math.abs(d);
-      if (a > maxAbsError) maxAbsError = a;
-      // counted under both policies (the spec policy's fit clips them too, by its FP16 limits)
-      if (w > CLIP_HIGH || w < CLIP_LOW) counts[COUNT_CLIPPED]!++;
+    let clipped = 0;
+    const high = CLIP_HIGH;
+    const low = CLIP_LOW;
+    for (let r = 0; r < realRows; r++) {
+      const row = (rowBase + r) * cols;
+      for (let bx = 0; bx < tilesX; bx++) {
+        const c0 = bx * MACROBLOCK;
+        const cw = Math.min(MACROBLOCK, cols - c0);
+        const k = bx * area + r * MACROBLOCK;
+        const i0 = row + c0;
+        for (let j = 0; j < cw; j++) {
+          const w = data[i0 + j]!;
+          const v = tileDecoded[k + j]!;
+          decoded[i0 + j] = v;
+          const d = w - v;
+          sig += w * w;
+          err += d * d;
+          const a = Math.abs(d);
+          if (a > maxAbsError) maxAbsError = a;
+          // counted under both policies (the spec policy's fit clips them too, by its FP16 limits)
+          if (w > high || w < low) clipped++;
+        }
+      }
     }
+    counts[COUNT_CLIPPED]! += clipped;
     signalError[2 * (ty - job.tileRowStart)] = sig;
     signalError[2 * (ty - job.tileRowStart) + 1] = err;
   }
@@ -222,8 +261,55 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
   return { bytes, recordBytes, v1Headers, lweArea, counts, signalError, maxAbsError, decoded };
 }
 
-/** Code + 8 -> decoded value of the leaf being written (reconstructBlock). */
+/**
+ * A tile row's real rows [rowBase, rowBase + realRows) of `data` as consecutive 64x64 blocks in
+ * `tile` (block bx at bx * 4096, row-major; extractBlock's blocks), what lies beyond the tensor's
+ * edge zero; with `clip`, each weight as clipToFormat leaves it.
+ */
+function tileRowToBlocks(data: Float32Array, cols: number, rowBase: number, realRows: number, tilesX: number, tile: Float64Array, clip: boolean): void {
+  if (realRows < MACROBLOCK || cols % MACROBLOCK !== 0) tile.fill(0);
+  // locals: a module binding is loaded (and checked) at every use in the loop
+  const high = CLIP_HIGH;
+  const low = CLIP_LOW;
+  for (let r = 0; r < realRows; r++) {
+    const row = (rowBase + r) * cols;
+    for (let bx = 0; bx < tilesX; bx++) {
+      const c0 = bx * MACROBLOCK;
+      const cw = Math.min(MACROBLOCK, cols - c0);
+      const o = bx * MACROBLOCK * MACROBLOCK + r * MACROBLOCK;
+      const src = row + c0;
+      if (clip) {
+        for (let j = 0; j < cw; j++) {
+          const w = data[src + j]!;
+          tile[o + j] = w > high ? high : w < low ? low : w;
+        }
+      } else for (let j = 0; j < cw; j++) tile[o + j] = data[src + j]!;
+    }
+  }
+}
+
+/**
+ * The exact decode of a block's leaves as the float32 bits of a row-major 64x64 block at `at` of
+ * `out` (reconstructBlock without the tensor's shape: padding is decoded too).
+ */
+function decodeLeaves(block: BlockOut, out: Int32Array, at: number): void {
+  const values = leafValues;
+  const bits = leafBits;
+  for (const l of block.leaves) {
+    const codes = l.codes;
+    const S = halfToFloat(l.scaleBits);
+    const B = halfToFloat(l.biasBits);
+    for (let q = -8; q < 8; q++) values[q + 8] = S * q + B;
+    const size = l.size;
+    for (let r = 0, k = 0, o = at + l.y * MACROBLOCK + l.x; r < size; r++, k += size, o += MACROBLOCK) {
+      for (let j = 0; j < size; j++) out[o + j] = bits[codes[k + j]! + 8]!;
+    }
+  }
+}
+
+/** Code + 8 -> decoded value of the leaf being written (reconstructBlock), and its float32 bits. */
 const leafValues = new Float32Array(16);
+const leafBits = new Int32Array(leafValues.buffer);
 
 /**
  * The exact decode of one block's leaves (DECISIONS.md section 2 arithmetic) into `out`, a
@@ -235,18 +321,22 @@ const leafValues = new Float32Array(16);
 export function reconstructBlock(block: BlockOut, by: number, bx: number, shape: Shape, out: Float32Array): void {
   const [rows, cols] = shape;
   const values = leafValues;
+  // the values' float32 bits copied as integers: the same bits without a conversion per weight
+  const bits = leafBits;
+  const outBits = new Int32Array(out.buffer, out.byteOffset, out.length);
   for (const l of block.leaves) {
     const codes = l.codes;
     const S = halfToFloat(l.scaleBits);
     const B = halfToFloat(l.biasBits);
     for (let q = -8; q < 8; q++) values[q + 8] = S * q + B;
+    const size = l.size;
     const r0 = by * MACROBLOCK + l.y;
     const c0 = bx * MACROBLOCK + l.x;
-    const rowEnd = Math.min(r0 + l.size, rows);
-    const width = Math.min(c0 + l.size, cols) - c0;
-    for (let r = r0, k = 0; r < rowEnd; r++, k += l.size) {
+    const rowEnd = Math.min(r0 + size, rows);
+    const width = Math.min(c0 + size, cols) - c0;
+    for (let r = r0, k = 0; r < rowEnd; r++, k += size) {
       const o = r * cols + c0;
-      for (let j = 0; j < width; j++) out[o + j] = values[codes[k + j]! + 8]!;
+      for (let j = 0; j < width; j++) outBits[o + j] = bits[codes[k + j]! + 8]!;
     }
   }
 }
@@ -309,8 +399,7 @@ export function statsBlockRows(job: BlockJob): Float64Array {
   const ws = new FitWorkspace();
   for (let ty = job.tileRowStart; ty < job.tileRowEnd; ty++) {
     for (let bx = 0; bx < tilesX; bx++) {
-      extractBlock(job.data, cols, rowsInData, (ty - job.tileRowStart) * MACROBLOCK, bx, block);
-      if (job.policy === "rd") clipToFormat(block);
+      extractBlock(job.data, cols, rowsInData, (ty - job.tileRowStart) * MACROBLOCK, bx, block, job.policy === "rd");
       const local = (ty - job.tileRowStart) * tilesX + bx;
       macroblockStats(new MacroblockFitter(block, job.fit, ws, false, job.policy === "rd" && job.distortion === "mse"), norm, job.policy === "rd" ? job.distortion : "lwe", stats, local * NODE_STATS * NODES_PER_BLOCK);
     }

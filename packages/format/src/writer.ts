@@ -62,20 +62,49 @@ function fail(detail: string): never {
 
 /** Pack codes into `out` (zeroed) per spec 22.6. */
 export function packCodes(mode: Mode, codes: ArrayLike<number>, out: Uint8Array): void {
+  packCodesAt(mode, codes, out, 0);
+}
+
+/** packCodes into out[at ..). */
+function packCodesAt(mode: Mode, codes: ArrayLike<number>, out: Uint8Array, at: number): void {
+  const n = codes.length;
   if (mode === MODE_FP4) {
-    for (let i = 0; i < codes.length; i++) {
+    // two codes per byte; each checked in index order, so a bad one fails with the same message
+    let i = 0;
+    for (; i + 1 < n; i += 2) {
+      const lo = codes[i]!;
+      if (!(lo >= -8 && lo <= 7 && Number.isInteger(lo))) fail(`FP4 code ${lo} at ${i} is outside [-8, 7]`);
+      const hi = codes[i + 1]!;
+      if (!(hi >= -8 && hi <= 7 && Number.isInteger(hi))) fail(`FP4 code ${hi} at ${i + 1} is outside [-8, 7]`);
+      out[at + (i >>> 1)]! |= (lo & 0xf) | ((hi & 0xf) << FP4_CODE_BITS);
+    }
+    if (i < n) {
       const q = codes[i]!;
       if (!(q >= -8 && q <= 7 && Number.isInteger(q))) fail(`FP4 code ${q} at ${i} is outside [-8, 7]`);
-      out[i >>> 1]! |= (q & 0xf) << ((i & 1) * FP4_CODE_BITS);
+      out[at + (i >>> 1)]! |= q & 0xf;
     }
   } else {
-    for (let i = 0; i < codes.length; i++) {
+    for (let i = 0; i < n; i++) {
       const t = codes[i]!;
-      const sym = T158_CODES.indexOf(t);
+      // T158_CODES.indexOf(t): the first symbol of each code
+      const sym = t === T158_CODES[0] ? 0 : t === T158_CODES[1] ? 1 : t === T158_CODES[2] ? 2 : -1;
       if (sym < 0) fail(`T158 code ${t} at ${i} is not -1, 0 or 1`);
-      out[i >>> 2]! |= sym << ((i & 3) * T158_CODE_BITS);
+      out[at + (i >>> 2)]! |= sym << ((i & 3) * T158_CODE_BITS);
     }
   }
+}
+
+/** The leaf's payload written at out[at ..) (zeroed). */
+function writeLeafPayload(leaf: LeafSpec, size: number, r: number, i: number, out: Uint8Array, at: number): void {
+  const n = payloadBytes(size, leaf.mode);
+  if (leaf.payload) {
+    if (leaf.codes) fail(`record ${r} leaf ${i}: give codes or payload, not both`);
+    if (leaf.payload.length !== n) fail(`record ${r} leaf ${i}: payload of ${leaf.payload.length} bytes, expected ${n}`);
+    out.set(leaf.payload, at);
+    return;
+  }
+  if (!leaf.codes || leaf.codes.length !== size * size) fail(`record ${r} leaf ${i}: expected ${size * size} codes`);
+  packCodesAt(leaf.mode, leaf.codes, out, at);
 }
 
 function leafPayload(leaf: LeafSpec, size: number, where: string): Uint8Array {
@@ -93,6 +122,11 @@ function leafPayload(leaf: LeafSpec, size: number, where: string): Uint8Array {
 
 function checkHalf(bits: number, what: string): void {
   if (!Number.isInteger(bits) || bits < 0 || bits > 0xffff) fail(`${what} 0x${bits.toString(16)} is not a 16-bit pattern`);
+}
+
+/** checkHalf of leaf i of record r's scale or bias (its message made only when it fails). */
+function checkLeafHalf(bits: number, r: number, i: number, what: string): void {
+  if (!Number.isInteger(bits) || bits < 0 || bits > 0xffff) checkHalf(bits, `record ${r} leaf ${i}: ${what}`);
 }
 
 export function writeV1(spec: V1Spec): Uint8Array {
@@ -141,16 +175,6 @@ export function encodeTree(tree: QuadTree): { map: [number, number, number]; lea
   return { map, leaves };
 }
 
-function recordLeafSizes(rec: V2RecordSpec, r: number): { size: number }[] {
-  if (rec.layout === LAYOUT.MIXED) {
-    if (!rec.tree) fail(`record ${r}: MIXED needs a tree`);
-    return encodeTree(rec.tree).leaves;
-  }
-  const size = UNIFORM_LEAF_SIZE[rec.layout];
-  if (size === undefined) fail(`record ${r}: layout ${rec.layout} is not 0-5`);
-  return Array.from({ length: (MACROBLOCK / size) ** 2 }, () => ({ size }));
-}
-
 /**
  * One v2 record's bytes as a stream holds them: layout word, split map (MIXED), leaf headers,
  * then the payloads, each part zero-padded to 16 bytes. Records are independent, so they can be
@@ -158,32 +182,47 @@ function recordLeafSizes(rec: V2RecordSpec, r: number): { size: number }[] {
  * record in error messages.
  */
 export function writeV2Record(rec: V2RecordSpec, r = 0): Uint8Array {
-  const sizes = recordLeafSizes(rec, r);
-  if (rec.leaves.length !== sizes.length) fail(`record ${r}: layout has ${sizes.length} leaves, got ${rec.leaves.length}`);
-  const headerBytes = align16((rec.layout === LAYOUT.MIXED ? 16 : 4) + 4 * sizes.length);
+  // MIXED: the tree's leaves (encodeTree once, for the sizes and the header's map); uniform: one size
+  let tree: ReturnType<typeof encodeTree> | undefined;
+  let uniform = 0;
+  let count: number;
+  if (rec.layout === LAYOUT.MIXED) {
+    if (!rec.tree) fail(`record ${r}: MIXED needs a tree`);
+    tree = encodeTree(rec.tree);
+    count = tree.leaves.length;
+  } else {
+    const size = UNIFORM_LEAF_SIZE[rec.layout];
+    if (size === undefined) fail(`record ${r}: layout ${rec.layout} is not 0-5`);
+    uniform = size;
+    count = (MACROBLOCK / size) ** 2;
+  }
+  const sizeOf = (i: number): number => (tree ? tree.leaves[i]!.size : uniform);
+  const leaves = rec.leaves;
+  if (leaves.length !== count) fail(`record ${r}: layout has ${count} leaves, got ${leaves.length}`);
+  const headerBytes = align16((tree ? 16 : 4) + 4 * count);
   let total = headerBytes;
-  for (let i = 0; i < sizes.length; i++) total += align16(payloadBytes(sizes[i]!.size, rec.leaves[i]!.mode));
+  for (let i = 0; i < count; i++) total += align16(payloadBytes(sizeOf(i), leaves[i]!.mode));
   const out = new Uint8Array(total);
   const dv = new DataView(out.buffer);
   dv.setUint32(0, rec.layout, true);
   let h = 4;
-  if (rec.layout === LAYOUT.MIXED) {
-    const { map } = encodeTree(rec.tree!);
-    map.forEach((w, i) => dv.setUint32(4 + 4 * i, w, true));
+  if (tree) {
+    const { map } = tree;
+    for (let i = 0; i < map.length; i++) dv.setUint32(4 + 4 * i, map[i]!, true);
     h += 12;
   }
   let p = headerBytes;
-  rec.leaves.forEach((leaf, i) => {
-    const where = `record ${r} leaf ${i}`;
-    checkHalf(leaf.scaleBits, `${where}: scale`);
-    checkHalf(leaf.biasBits, `${where}: bias`);
-    if (leaf.biasBits & ~V2_LEAF_HEADER.BIAS_MASK) fail(`${where}: v2 bias 0x${leaf.biasBits.toString(16)} has low 4 bits set; round it to the 0xFFF0 mask first`);
-    if (leaf.mode !== MODE_FP4 && leaf.mode !== MODE_T158) fail(`${where}: mode must be 0 or 1`);
+  for (let i = 0; i < count; i++) {
+    const leaf = leaves[i]!;
+    checkLeafHalf(leaf.scaleBits, r, i, "scale");
+    checkLeafHalf(leaf.biasBits, r, i, "bias");
+    if (leaf.biasBits & ~V2_LEAF_HEADER.BIAS_MASK) fail(`record ${r} leaf ${i}: v2 bias 0x${leaf.biasBits.toString(16)} has low 4 bits set; round it to the 0xFFF0 mask first`);
+    if (leaf.mode !== MODE_FP4 && leaf.mode !== MODE_T158) fail(`record ${r} leaf ${i}: mode must be 0 or 1`);
     dv.setUint32(h + 4 * i, (packParams(leaf.scaleBits, leaf.biasBits) | leaf.mode) >>> 0, true);
-    const size = sizes[i]!.size;
-    out.set(leafPayload(leaf, size, where), p);
+    const size = sizeOf(i);
+    writeLeafPayload(leaf, size, r, i, out, p);
     p += align16(payloadBytes(size, leaf.mode));
-  });
+  }
   return out;
 }
 
