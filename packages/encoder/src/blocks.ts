@@ -279,10 +279,8 @@ function tileRowToBlocks(data: Float32Array, cols: number, rowBase: number, real
       const o = bx * MACROBLOCK * MACROBLOCK + r * MACROBLOCK;
       const src = row + c0;
       if (clip) {
-        for (let j = 0; j < cw; j++) {
-          const w = data[src + j]!;
-          tile[o + j] = w > high ? high : w < low ? low : w;
-        }
+        // as clipToFormat: a weight beyond an end becomes that end (NaN and -0 stay as they are)
+        for (let j = 0; j < cw; j++) tile[o + j] = Math.min(Math.max(data[src + j]!, low), high);
       } else for (let j = 0; j < cw; j++) tile[o + j] = data[src + j]!;
     }
   }

@@ -75,9 +75,10 @@ export interface BlockOut {
 
 /** Fits the leaves of one padded macroblock on demand, each node once. */
 export class MacroblockFitter {
-  private readonly cache = new Map<number, LeafFit & { power: number }>();
+  // by nodeId (arrays: a Map grew and rehashed several times per block)
+  private readonly cache: ((LeafFit & { power: number }) | undefined)[] = new Array(NODES_PER_BLOCK);
   /** nodes answered with a bound: the estimates a later full fit resumes from */
-  private readonly resumes = new Map<number, FitResume>();
+  private readonly resumes: (FitResume | undefined)[] = new Array(NODES_PER_BLOCK);
   /**
    * chosenOnly: only the chosen candidates' errors are read (see fitLeafChosen). ws: the fits'
    * scratch (node values are copied into ws.nodeValues: a buffer per macroblock, allocated
@@ -123,7 +124,7 @@ export class MacroblockFitter {
 
   /** The node's fit if it has been fitted (nothing is fitted here). */
   fitted(y: number, x: number, size: number): LeafFit | undefined {
-    return this.cache.get(nodeId(y, x, size));
+    return this.cache[nodeId(y, x, size)];
   }
 
   at(y: number, x: number, size: number): LeafFit & { power: number } {
@@ -138,7 +139,7 @@ export class MacroblockFitter {
    */
   fitOrBound(y: number, x: number, size: number, limitOf?: (size: number, power: number) => number): (LeafFit | LweLowerBound) & { power: number } {
     const id = nodeId(y, x, size);
-    const hit = this.cache.get(id);
+    const hit = this.cache[id];
     if (hit) return hit;
     const ws = this.ws;
     const kern = fitKernels();
@@ -174,7 +175,7 @@ export class MacroblockFitter {
       }
     }
     power /= size * size;
-    const resume = this.resumes.get(id);
+    const resume = this.resumes[id];
     const f = resume
       ? resumeLeafFit(v, size, this.fit, sv, resume, ws)
       : !this.chosenOnly
@@ -186,8 +187,8 @@ export class MacroblockFitter {
           : fitLeafChosen(v, size, this.fit, sv, ws);
     const out = f as (LeafFit | LweLowerBound) & { power: number };
     out.power = power;
-    if ("lowerBound" in out) this.resumes.set(id, out.resume);
-    else this.cache.set(id, out);
+    if ("lowerBound" in out) this.resumes[id] = out.resume;
+    else this.cache[id] = out;
     return out;
   }
 }

@@ -119,9 +119,30 @@ export class FitWorkspace {
       this.codesUsed = 0;
     }
     const out = this.codesChunk.subarray(this.codesUsed, this.codesUsed + n);
-    out.set(src.length === n ? src : src.subarray(0, n));
+    out.set(src.length === n ? src : this.prefixOf(src, n));
     this.codesUsed += n;
     return out;
+  }
+
+  /** views src[0 .. 2^k) of the last two arrays codesCopy copied from (the kernel's two round buffers) */
+  private prefixSrc: [Int8Array | undefined, Int8Array | undefined] = [undefined, undefined];
+  private prefixViews: [Int8Array[], Int8Array[]] = [[], []];
+
+  /** src[0 .. n) as a view made once per array and power of two n (a new view per fit was garbage). */
+  private prefixOf(src: Int8Array, n: number): Int8Array {
+    if ((n & (n - 1)) !== 0) return src.subarray(0, n);
+    let slot = this.prefixSrc[0] === src ? 0 : this.prefixSrc[1] === src ? 1 : -1;
+    if (slot < 0) {
+      // a new array: the older one's views dropped
+      this.prefixSrc[1] = this.prefixSrc[0];
+      this.prefixViews[1] = this.prefixViews[0];
+      this.prefixSrc[0] = src;
+      this.prefixViews[0] = [];
+      slot = 0;
+    }
+    const views = this.prefixViews[slot]!;
+    const k = 31 - Math.clz32(n);
+    return (views[k] ??= src.subarray(0, n));
   }
 
   isRoundScratch(codes: Int8Array): boolean {
