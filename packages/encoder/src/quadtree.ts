@@ -13,11 +13,10 @@ export const LEVEL_SIZES = [64, 32, 16, 8, 4] as const;
 /** First node id of each level; node ids are level offset + raster index in that level. */
 const LEVEL_OFFSET = [0, 1, 5, 21, 85];
 export const NODES_PER_BLOCK = 341;
-const LEVEL_OF: Readonly<Record<number, number>> = { 64: 0, 32: 1, 16: 2, 8: 3, 4: 4 };
-const levelOf = (size: number): number => LEVEL_OF[size]!;
 export function nodeId(y: number, x: number, size: number): number {
   const per = MACROBLOCK / size;
-  return LEVEL_OFFSET[levelOf(size)]! + (y / size) * per + x / size;
+  // the level of size 64, 32, 16, 8, 4: 0 to 4 (a lookup by the size as a property name cost ~2% of an encode)
+  return LEVEL_OFFSET[Math.clz32(size) - 25]! + (y / size) * per + x / size;
 }
 
 export type ThresholdSizes = Readonly<Record<64 | 32 | 16 | 8, number>>;
