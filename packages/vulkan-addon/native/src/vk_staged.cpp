@@ -22,7 +22,10 @@ namespace {
 
 constexpr uint64_t kStageBytes = uint64_t(16) << 20;
 
-constexpr uint64_t kStagesInFlight = 2;
+// Stages submitted before the host waits for the oldest: staged 2; direct 3, which gave
+// decodeInto 8-14% less time than 2 on three of four H100 probe rows (1.5% more on the fourth;
+// tools/bench-load/results/h100-s14-vulkan-probe2.log).
+constexpr uint64_t kStagesInFlight = 2, kDirectStagesInFlight = 3;
 constexpr uint64_t kFirstStageBytes = uint64_t(4) << 20;
 
 uint64_t envNumber(const char* name, uint64_t dflt) {
@@ -34,7 +37,7 @@ uint64_t envNumber(const char* name, uint64_t dflt) {
 // outputs then run many), SGFP4_VULKAN_STAGES_IN_FLIGHT sets how many stages are submitted before
 // the host waits for the oldest.
 uint64_t stageBytes() { return envNumber("SGFP4_VULKAN_STAGE_BYTES", kStageBytes); }
-uint64_t stagesInFlight() { return std::min<uint64_t>(16, envNumber("SGFP4_VULKAN_STAGES_IN_FLIGHT", kStagesInFlight)); }
+uint64_t stagesInFlight(uint64_t dflt) { return std::min<uint64_t>(16, envNumber("SGFP4_VULKAN_STAGES_IN_FLIGHT", dflt)); }
 
 // The device's plan with chunks of at most kStageBytes of output where the shape allows (one
 // macroblock row may be larger), else the device's own plan.
@@ -134,7 +137,8 @@ Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Cont
 
   // A direct hand-over reuses nothing between stages: all of them are queued at once, so that the
   // GPU has work while the host makes the result array (whileGpuRuns).
-  const size_t depth = direct && !out ? std::max<size_t>(size_t(stagesInFlight()), std::min<size_t>(plan.chunks.size(), 64)) : size_t(stagesInFlight());
+  const size_t inFlight = size_t(stagesInFlight(direct ? kDirectStagesInFlight : kStagesInFlight));
+  const size_t depth = direct && !out ? std::max<size_t>(inFlight, std::min<size_t>(plan.chunks.size(), 64)) : inFlight;
   trace.setupDone();
   // After the buffers: destroyed first, each waiting for the device if its work is in flight.
   std::vector<std::unique_ptr<Submission>> stages;
