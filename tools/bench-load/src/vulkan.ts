@@ -186,8 +186,7 @@ async function probe(w: Workload, ctx: LoadContext, bench: BenchAddon): Promise<
   try {
     // session 14: the upload memory kinds measured alike (tools/bench-load/results/h100-s14-vulkan-probe.log);
     // now the host copies' streaming stores against plain memcpy
-    for (const [upload, hostCopy] of [["", ""], ["", "memcpy"]]) {
-      env.SGFP4_VULKAN_UPLOAD_MEMORY = upload;
+    for (const hostCopy of ["", "memcpy"]) {
       env.SGFP4_VULKAN_HOST_COPY = hostCopy;
       releaseBuffers();
       await settle();
@@ -199,20 +198,20 @@ async function probe(w: Workload, ctx: LoadContext, bench: BenchAddon): Promise<
         const async = await recycledMs(() => decodeAsync(w.bytes, opts), 5, bench);
         const ok = sameBits(plain.last, w.reference) && sameBits(into, w.reference) && sameBits(async.last, w.reference);
         ctx.log(
-          `probe ${w.name} upload ${upload || "default"} (flags ${bench.stats().memoryFlags.upload}), host copy ${hostCopy || "streaming"}, stage ${stage} MiB, ${depth} in flight: ` +
+          `probe ${w.name} upload flags ${bench.stats().memoryFlags.upload}, host copy ${hostCopy || "streaming"}, stage ${stage} MiB, ${depth} in flight: ` +
             `decode ${plain.ms.toFixed(3)} ms, decodeInto ${intoMs.toFixed(3)} ms, decodeAsync ${async.ms.toFixed(3)} ms${ok ? "" : " BITS DIFFER"}`,
         );
       }
       delete env.SGFP4_VULKAN_STAGE_BYTES;
       delete env.SGFP4_VULKAN_STAGES_IN_FLIGHT;
       env.SGFP4_VULKAN_TRACE = "1";
-      ctx.log(`probe ${w.name} upload ${upload || "default"}, host copy ${hostCopy || "streaming"}: traced decode, then decodeInto`);
+      ctx.log(`probe ${w.name} host copy ${hostCopy || "streaming"}: traced decode, then decodeInto`);
       decode(w.bytes, opts);
       decodeInto(w.bytes, opts, into);
       delete env.SGFP4_VULKAN_TRACE;
     }
   } finally {
-    for (const k of ["SGFP4_VULKAN_UPLOAD_MEMORY", "SGFP4_VULKAN_HOST_COPY", "SGFP4_VULKAN_STAGE_BYTES", "SGFP4_VULKAN_STAGES_IN_FLIGHT", "SGFP4_VULKAN_TRACE"]) delete env[k];
+    for (const k of ["SGFP4_VULKAN_HOST_COPY", "SGFP4_VULKAN_STAGE_BYTES", "SGFP4_VULKAN_STAGES_IN_FLIGHT", "SGFP4_VULKAN_TRACE"]) delete env[k];
     releaseBuffers();
   }
 }
