@@ -21,6 +21,14 @@ double pair_scale[MAX_PAIRS + 1];
 double pair_bias[MAX_PAIRS + 1];
 double pair_error[MAX_PAIRS + 1];
 
+/* fround of both lanes: f32x4.demote_f64x2_zero then f64x2.promote_low_f32x4 (the empty asm keeps
+   clang 14 from folding the pair into two scalar lanes: 8 instructions in V8 instead of 2) */
+static inline v128_t fround2(v128_t x) {
+  v128_t t = wasm_f32x4_demote_f64x2_zero(x);
+  __asm__("" : "+r"(t));
+  return wasm_f64x2_promote_low_f32x4(t);
+}
+
 static void pad(double *s, double *b, int k) {
   if (k & 1) {
     s[k] = s[k - 1];
@@ -101,7 +109,7 @@ void polish_fp4(int n, int count, double stop_at) {
         v128_t f = wasm_f64x2_floor(y);
         v128_t q = wasm_f64x2_add(f, wasm_v128_and(wasm_f64x2_ge(wasm_f64x2_sub(y, f), half), one));
         q = wasm_f64x2_pmax(wasm_f64x2_pmin(q, hi), lo);
-        v128_t d = wasm_f64x2_promote_low_f32x4(wasm_f32x4_demote_f64x2_zero(wasm_f64x2_add(wasm_f64x2_mul(S, q), B)));
+        v128_t d = fround2(wasm_f64x2_add(wasm_f64x2_mul(S, q), B));
         v128_t r = wasm_f64x2_sub(w, d);
         e = wasm_f64x2_add(e, wasm_f64x2_mul(r, r));
       }
@@ -125,16 +133,41 @@ static inline v128_t add_ordered(v128_t acc, v128_t x, v128_t y) {
 /* the codes (integers in [-8, 7]) of two weights as bytes: q + 1.5 * 2^52 holds q in its low bits */
 static inline void store_codes(signed char *out, int i, v128_t q) {
   v128_t bits = wasm_f64x2_add(q, wasm_f64x2_splat(6755399441055744.0));
-  wasm_v128_store16_lane(&out[i], wasm_i8x16_shuffle(bits, bits, 0, 8, 0, 8, 0, 8, 0, 8, 0, 8, 0, 8, 0, 8, 0, 8), 0);
+  /* two byte stores (pextrb): the shuffle's mask was rebuilt in every iteration by V8 */
+  wasm_v128_store8_lane(&out[i], bits, 0);
+  wasm_v128_store8_lane(&out[i + 1], bits, 8);
 }
 
-static void finish_pass(v128_t acc, v128_t maxv, v128_t sq, v128_t sqq) {
+/* sum q and sum q^2 of the codes c[0 .. len): integer sums (exact, so any order gives the loops'
+   numbers), four lanes of 16 codes at a time */
+static void code_sums(const signed char *c, int len, double *sq, double *sqq) {
+  v128_t s = wasm_i32x4_splat(0), ss = s;
+  int i = 0;
+  for (; i + 16 <= len; i += 16) {
+    const v128_t v = wasm_v128_load(&c[i]);
+    const v128_t lo = wasm_i16x8_extend_low_i8x16(v), hi = wasm_i16x8_extend_high_i8x16(v);
+    ss = wasm_i32x4_add(ss, wasm_i32x4_add(wasm_i32x4_dot_i16x8(lo, lo), wasm_i32x4_dot_i16x8(hi, hi)));
+    s = wasm_i32x4_add(s, wasm_i32x4_extadd_pairwise_i16x8(wasm_i16x8_add(lo, hi)));
+  }
+  int a = wasm_i32x4_extract_lane(s, 0) + wasm_i32x4_extract_lane(s, 1) + wasm_i32x4_extract_lane(s, 2) + wasm_i32x4_extract_lane(s, 3);
+  int b = wasm_i32x4_extract_lane(ss, 0) + wasm_i32x4_extract_lane(ss, 1) + wasm_i32x4_extract_lane(ss, 2) + wasm_i32x4_extract_lane(ss, 3);
+  for (; i < len; i++) {
+    a += c[i];
+    b += c[i] * c[i];
+  }
+  *sq = a;
+  *sqq = b;
+}
+
+/* the pass's sums: acc = (sse, sum q w), max |e| as the largest e and the least (maxv, minv: both
+   from 0, so the result is max |e| exactly), sum q and sum q^2 of the codes out[0 .. len) */
+static void finish_pass(v128_t acc, v128_t maxv, v128_t minv, const signed char *out, int len) {
   double m0 = wasm_f64x2_extract_lane(maxv, 0), m1 = wasm_f64x2_extract_lane(maxv, 1);
+  double n0 = wasm_f64x2_extract_lane(minv, 0), n1 = wasm_f64x2_extract_lane(minv, 1);
+  const double mx = m1 > m0 ? m1 : m0, mn = n1 < n0 ? n1 : n0;
   pass_sums[0] = wasm_f64x2_extract_lane(acc, 0);
-  pass_sums[1] = m1 > m0 ? m1 : m0;
-  /* sums of small integers: exact, so the lanes' order does not matter */
-  pass_sums[2] = wasm_f64x2_extract_lane(sq, 0) + wasm_f64x2_extract_lane(sq, 1);
-  pass_sums[3] = wasm_f64x2_extract_lane(sqq, 0) + wasm_f64x2_extract_lane(sqq, 1);
+  pass_sums[1] = -mn > mx ? -mn : mx;
+  code_sums(out, len, &pass_sums[2], &pass_sums[3]);
   pass_sums[4] = wasm_f64x2_extract_lane(acc, 1);
 }
 
@@ -144,7 +177,7 @@ static void finish_pass(v128_t acc, v128_t maxv, v128_t sq, v128_t sqq) {
 static int pass_fp4_into(int n, double S, double B, double stop_at, signed char *out) {
   const v128_t half = wasm_f64x2_splat(0.5), one = wasm_f64x2_splat(1.0), lo = wasm_f64x2_splat(-8.0), hi = wasm_f64x2_splat(7.0);
   const v128_t vs = wasm_f64x2_splat(S), vb = wasm_f64x2_splat(B), inv = wasm_f64x2_splat(1.0 / S);
-  v128_t acc = wasm_f64x2_splat(0.0), maxv = acc, sq = acc, sqq = acc;
+  v128_t acc = wasm_f64x2_splat(0.0), maxv = acc, minv = acc;
   int i0 = 0;
   for (; i0 < n && wasm_f64x2_extract_lane(acc, 0) < stop_at; i0 += CHUNK) {
     int end = i0 + CHUNK < n ? i0 + CHUNK : n;
@@ -155,16 +188,16 @@ static int pass_fp4_into(int n, double S, double B, double stop_at, signed char 
       v128_t q = wasm_f64x2_add(f, wasm_v128_and(wasm_f64x2_ge(wasm_f64x2_sub(y, f), half), one));
       q = wasm_f64x2_pmax(wasm_f64x2_pmin(q, hi), lo);
       store_codes(out, i, q);
-      v128_t d = wasm_f64x2_promote_low_f32x4(wasm_f32x4_demote_f64x2_zero(wasm_f64x2_add(wasm_f64x2_mul(vs, q), vb)));
+      v128_t d = fround2(wasm_f64x2_add(wasm_f64x2_mul(vs, q), vb));
       v128_t e = wasm_f64x2_sub(w, d);
       acc = add_ordered(acc, wasm_f64x2_mul(e, e), wasm_f64x2_mul(q, w));
-      maxv = wasm_f64x2_pmax(maxv, wasm_f64x2_abs(e));
-      sq = wasm_f64x2_add(sq, q);
-      sqq = wasm_f64x2_add(sqq, wasm_f64x2_mul(q, q));
+      maxv = wasm_f64x2_pmax(maxv, e);
+      minv = wasm_f64x2_pmin(minv, e);
     }
   }
-  finish_pass(acc, maxv, sq, sqq);
-  return i0 < n ? i0 : n;
+  const int passed = i0 < n ? i0 : n;
+  finish_pass(acc, maxv, minv, out, passed);
+  return passed;
 }
 
 /* T158 pass: q = (c > tau) - (c < -tau), c = w - B, tau = 0.5 S; decoded fround(B - S), fround(B), fround(S + B) */
@@ -172,7 +205,7 @@ static int pass_t158_into(int n, double S, double B, double stop_at, signed char
   const v128_t one = wasm_f64x2_splat(1.0), vb = wasm_f64x2_splat(B);
   const v128_t tau = wasm_f64x2_splat(S * 0.5), ntau = wasm_f64x2_neg(tau);
   const v128_t dm = wasm_f64x2_splat((double)(float)(B - S)), d0 = wasm_f64x2_splat((double)(float)B), dp = wasm_f64x2_splat((double)(float)(S + B));
-  v128_t acc = wasm_f64x2_splat(0.0), maxv = acc, sq = acc, sqq = acc;
+  v128_t acc = wasm_f64x2_splat(0.0), maxv = acc, minv = acc;
   int i0 = 0;
   for (; i0 < n && wasm_f64x2_extract_lane(acc, 0) < stop_at; i0 += CHUNK) {
     int end = i0 + CHUNK < n ? i0 + CHUNK : n;
@@ -185,13 +218,13 @@ static int pass_t158_into(int n, double S, double B, double stop_at, signed char
       v128_t d = wasm_v128_bitselect(dp, wasm_v128_bitselect(dm, d0, lt), gt);
       v128_t e = wasm_f64x2_sub(w, d);
       acc = add_ordered(acc, wasm_f64x2_mul(e, e), wasm_f64x2_mul(q, w));
-      maxv = wasm_f64x2_pmax(maxv, wasm_f64x2_abs(e));
-      sq = wasm_f64x2_add(sq, q);
-      sqq = wasm_f64x2_add(sqq, wasm_f64x2_mul(q, q));
+      maxv = wasm_f64x2_pmax(maxv, e);
+      minv = wasm_f64x2_pmin(minv, e);
     }
   }
-  finish_pass(acc, maxv, sq, sqq);
-  return i0 < n ? i0 : n;
+  const int passed = i0 < n ? i0 : n;
+  finish_pass(acc, maxv, minv, out, passed);
+  return passed;
 }
 
 /* the macroblock (64 x 64, row-major) whose nodes load_node copies into fit_values */
@@ -246,6 +279,8 @@ void load_node(int y, int x, int size, int stats) {
    d for two splits per vector; the least of them is the same number in any order) */
 signed char bound_codes[MAX_LEAF];
 static double bound_pn[17], bound_ps[17], bound_pss[17];
+/* t158_bound's high group per split: n and sum (two past the last split: NaN padding) */
+static double bound_hn[18], bound_hs[18];
 
 #define SUM_SLACK 1e-9
 #define LEVEL_SLACK (1.0 / 1048576.0)
@@ -282,30 +317,36 @@ double t158_bound(int n, double S, double B, double sseF) {
   }
   const double N = pn[m], SY = ps[m], SYY = pss[m];
   const double total = SYY - (SY * SY) / N;
-  const v128_t vN = wasm_f64x2_splat(N), vSY = wasm_f64x2_splat(SY), vtotal = wasm_f64x2_splat(total), zero = wasm_f64x2_splat(0.0);
-  const v128_t inf = wasm_f64x2_splat(__builtin_inf());
-  v128_t d3 = vtotal; /* every point in the middle group */
+  /* d = total - x, x = num^2 / (N den) >= 0 for a split with den > 0; the subtraction is monotone,
+     so the least d (d3, from total: every point in the middle group) is total - (the largest x),
+     and a split without den > 0 may count as x = 0. (nl = nh = 0, skipped by the JavaScript
+     loop, has den = 0.) The high group's n and sum of each split j (N - pn[j], SY - ps[j], as the
+     loop computes them) are made once; past m, NaN (den NaN: not > 0). */
+  double *hn = bound_hn, *hs = bound_hs;
+  for (int j = 0; j <= m; j++) {
+    hn[j] = N - pn[j];
+    hs[j] = SY - ps[j];
+  }
+  hn[m + 1] = __builtin_nan("");
+  hs[m + 1] = __builtin_nan("");
+  const v128_t vN = wasm_f64x2_splat(N), vSY = wasm_f64x2_splat(SY), zero = wasm_f64x2_splat(0.0);
+  v128_t xmax = zero;
   for (int a = 0; a <= m; a++) {
     const v128_t nl = wasm_f64x2_splat(pn[a]), sl = wasm_f64x2_splat(ps[a]);
-    const int nlZero = pn[a] == 0;
     for (int j = a; j <= m; j += 2) {
-      /* splits j and j + 1 (the second masked off past m) */
-      const int j1 = j + 1 <= m ? j + 1 : j;
-      v128_t pnj = wasm_f64x2_make(pn[j], pn[j1]), psj = wasm_f64x2_make(ps[j], ps[j1]);
-      v128_t nh = wasm_f64x2_sub(vN, pnj), sh = wasm_f64x2_sub(vSY, psj);
+      /* splits j and j + 1 (j + 1 past m: NaN) */
+      v128_t nh = wasm_v128_load(&hn[j]), sh = wasm_v128_load(&hs[j]);
       v128_t sx = wasm_f64x2_sub(nh, nl);
       v128_t den = wasm_f64x2_sub(wasm_f64x2_mul(vN, wasm_f64x2_add(nh, nl)), wasm_f64x2_mul(sx, sx));
       v128_t num = wasm_f64x2_sub(wasm_f64x2_mul(vN, wasm_f64x2_sub(sh, sl)), wasm_f64x2_mul(sx, vSY));
-      v128_t d = wasm_f64x2_sub(vtotal, wasm_f64x2_div(wasm_f64x2_mul(num, num), wasm_f64x2_mul(vN, den)));
-      v128_t ok = wasm_f64x2_gt(den, zero);
-      if (nlZero) ok = wasm_v128_andnot(ok, wasm_f64x2_eq(nh, zero));
-      if (j1 == j) ok = wasm_v128_and(ok, wasm_i64x2_make(-1, 0)); /* lane 1 off */
-      d = wasm_v128_bitselect(d, inf, ok);
-      d3 = wasm_v128_bitselect(d, d3, wasm_f64x2_lt(d, d3));
+      v128_t x = wasm_f64x2_div(wasm_f64x2_mul(num, num), wasm_f64x2_mul(vN, den));
+      x = wasm_v128_and(x, wasm_f64x2_gt(den, zero));
+      /* pmax: xmax < x ? x : xmax (a NaN x, were there one, is skipped as d < d3 skips a NaN d) */
+      xmax = wasm_f64x2_pmax(xmax, x);
     }
   }
-  double d30 = wasm_f64x2_extract_lane(d3, 0), d31 = wasm_f64x2_extract_lane(d3, 1);
-  double best = d31 < d30 ? d31 : d30;
+  double x0 = wasm_f64x2_extract_lane(xmax, 0), x1 = wasm_f64x2_extract_lane(xmax, 1);
+  const double best = total - (x1 > x0 ? x1 : x0);
   const double d3Low = best - SUM_SLACK * SYY;
   if (!(d3Low > 0)) return 0;
   const double rootN = __builtin_sqrt((double)n);
@@ -593,7 +634,12 @@ static const double LWE_BAND_WEIGHTS[6] = {1, 1.25, 1.5, 1.75, 2, 2.25};
 
 double leaf_lwe(int size, double S, double B) {
   const int count = size * size;
-  for (int i = 0; i < count; i++) lwe_errors[i] = fit_values[i] - (double)(float)(S * (double)bound_codes[i] + B);
+  const v128_t vs = wasm_f64x2_splat(S), vb = wasm_f64x2_splat(B);
+  /* count is even (size >= 2); two weights per vector (fround2: clang 14 scalarised the plain loop) */
+  for (int i = 0; i < count; i += 2) {
+    v128_t q = wasm_f64x2_make((double)bound_codes[i], (double)bound_codes[i + 1]);
+    wasm_v128_store(&lwe_errors[i], wasm_f64x2_sub(wasm_v128_load(&fit_values[i]), fround2(wasm_f64x2_add(wasm_f64x2_mul(vs, q), vb))));
+  }
   double total = 0;
   const double *cur = lwe_errors;
   double *next = lwe_scratch_a;
