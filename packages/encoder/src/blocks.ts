@@ -132,6 +132,10 @@ export interface EncodedRows {
   decoded: Float32Array;
 }
 
+/** encodeBlockRows' scratch in this thread (allocated once: a fresh set per job was ~1 MB of zeroed memory). */
+let rowsScratch: { ws: FitWorkspace; solver: RdSolver; blockStats: Float64Array } | undefined;
+let tileScratch = { weights: new Float64Array(0), decoded: new Float32Array(0), decodedBits: new Int32Array(0) };
+
 /** decodedInto: where to write the exact decode of the job's rows (job.data.length values); default a new array. */
 export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): EncodedRows {
   const [, cols] = job.shape;
@@ -150,17 +154,19 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
   if (decoded.length !== job.data.length) throw new RangeError(`encodeBlockRows: ${decoded.length} decoded values for ${job.data.length} weights`);
   // in the kernels' memory where they run (MacroblockFitter then copies nodes there)
   const block = fitKernels()?.blockValues ?? new Float64Array(MACROBLOCK * MACROBLOCK);
-  const ws = new FitWorkspace();
-  const solver = new RdSolver();
-  const blockStats = new Float64Array(NODE_STATS * NODES_PER_BLOCK);
+  // this thread's scratch, reused by every job (each holds nothing across calls; codesCopy's views stay valid)
+  const { ws, solver, blockStats } = (rowsScratch ??= { ws: new FitWorkspace(), solver: new RdSolver(), blockStats: new Float64Array(NODE_STATS * NODES_PER_BLOCK) });
   const norm = normalizerOf(job);
   const t158GapOf = (size: number): number => (job.rd ? t158SseGap(size, job.rd.lambda, norm) : Infinity);
   // the tile row's weights and decode, block by block (64x64 each, zero-padded): the tensor's rows
   // are read and written once each, in order, instead of 64 strided rows per block
   const area = MACROBLOCK * MACROBLOCK;
-  const tileWeights = new Float64Array(tilesX * area);
-  const tileDecoded = new Float32Array(tilesX * area);
-  const tileDecodedBits = new Int32Array(tileDecoded.buffer);
+  // a tile row's blocks: this thread's arrays, reused while large enough (every value a job reads is written first)
+  if (tileScratch.weights.length < tilesX * area) {
+    const decoded = new Float32Array(tilesX * area);
+    tileScratch = { weights: new Float64Array(tilesX * area), decoded, decodedBits: new Int32Array(decoded.buffer) };
+  }
+  const { weights: tileWeights, decoded: tileDecoded, decodedBits: tileDecodedBits } = tileScratch;
   const data = job.data;
   const clip = job.policy === "rd";
   let b = 0;
