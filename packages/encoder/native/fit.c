@@ -285,16 +285,16 @@ static double bound_hn[18], bound_hs[18];
 #define SUM_SLACK 1e-9
 #define LEVEL_SLACK (1.0 / 1048576.0)
 
-double t158_bound(int n, double S, double B, double sseF) {
+static double t158_bound_of(const signed char *codes, int n, double S, double B, double sseF) {
   if (!(S > 0) || !(sseF < __builtin_inf())) return 0;
   int count[32];
   for (int q = 0; q < 32; q++) count[q] = 0;
   int i = 0;
   for (; i + 1 < n; i += 2) {
-    count[bound_codes[i] + 8]++;
-    count[bound_codes[i + 1] + 24]++;
+    count[codes[i] + 8]++;
+    count[codes[i + 1] + 24]++;
   }
-  if (i < n) count[bound_codes[i] + 8]++;
+  if (i < n) count[codes[i] + 8]++;
   double *pn = bound_pn, *ps = bound_ps, *pss = bound_pss;
   int m = 0;
   double maxAbs = 0, lo = __builtin_inf(), hi = -__builtin_inf();
@@ -353,6 +353,10 @@ double t158_bound(int n, double S, double B, double sseF) {
   const double magnitude = maxAbs + __builtin_sqrt(sseF) + rootN * (hi - lo);
   const double root = __builtin_sqrt(d3Low) - __builtin_sqrt(sseF) * (1 + SUM_SLACK) - rootN * LEVEL_SLACK * magnitude;
   return root > 0 ? root * root * (1 - SUM_SLACK) : 0;
+}
+
+double t158_bound(int n, double S, double B, double sseF) {
+  return t158_bound_of(bound_codes, n, S, B, sseF);
 }
 
 /* ---- The whole joint fit of one mode (src/fit/joint.ts jointCandidate from its ranking on, and
@@ -469,7 +473,7 @@ static void pass_into(int n, int fp4, int scaleBits, int biasBits, int buf, doub
 
 /* joint_fit's result: scale bits, bias bits, sse, max |e|, sum q, sum q^2, sum q w, the codes' buffer
    (0 / 1), and whether any start was ranked finite (0: the caller fits the flat leaf) */
-double fit_result[9];
+double fit_result[10];
 
 /* jointCandidate after its starts (in start_scale / start_bias) are set: ranking over values[0],
    [stride], ... below n (rn weights whose sum and sum of squares are rsv, rsvv), the best start's
@@ -669,4 +673,61 @@ double leaf_lwe(int size, double S, double B) {
   }
   const double low = cur[0];
   return total + 4 * low * low;
+}
+
+/* ---- src/quadtree.ts MacroblockFitter.fitOrBound's node fit under the rd policy's lazy fits (src/fit/leaf.ts
+   fitLeafCandidates with a finite t158Gap, the joint search with refit), its FP4 part whole: the node's copy
+   and statistics (load_node), jointCandidate's FP4 starts and ranking sample (src/fit/joint.ts, the same
+   operations), joint_fit, and t158SseLowerBound of its result (fit_result[9]). Returns 0 where the leaf is
+   flat (jointCandidate's `flat`, no start) or joint_fit ranked no start: the caller then goes on as before
+   from the loaded node (values and node_stats). */
+
+static int ranking_stride(int n) {
+  return n >= 4096 ? 13 : n >= 1024 ? 5 : 1;
+}
+
+static int add_start(int k, double S, double B) {
+  if (!(S > 0)) return k;
+  start_scale[k] = S;
+  start_bias[k] = B;
+  return k + 1;
+}
+
+static const double RANGE_STEPS_SMALL[5] = {-1, -0.5, 0, 0.5, 1};
+static const double RANGE_STEPS_LARGE[5] = {0, 0.5, 1, 1.5, 2.5};
+
+int fit_node(int y, int x, int size, int v2, int maxIterations) {
+  const int n = size * size;
+  load_node(y, x, size, 1);
+  const double sv = node_stats[0], svv = node_stats[1], min = node_stats[2], max = node_stats[3], absMax = node_stats[5];
+  const double mean = sv / n;
+  if (!(max > min) || !(max - min < __builtin_inf())) return 0;
+  const int large = n >= 256;
+  const double *steps = large ? RANGE_STEPS_LARGE : RANGE_STEPS_SMALL;
+  int k = 0;
+  for (int i = 0; i < 5; i++) {
+    const double S = (max - min) / (15 + steps[i]);
+    k = add_start(k, S, min + 8 * S);
+  }
+  if (large) k = add_start(k, (absMax / 7) * 0.7, mean);
+  k = add_start(k, (absMax / 7) * 0.85, mean);
+  const double S = (absMax / 7) * 0.85;
+  k = add_start(k, S, mean + 0.5 * S);
+  k = add_start(k, S, mean - 0.5 * S);
+  const int stride = v2 ? ranking_stride(n) : 1;
+  double rn = n, rsv = sv, rsvv = svv;
+  if (stride > 1) {
+    rn = 0;
+    rsv = 0;
+    rsvv = 0;
+    for (int i = 0; i < n; i += stride, rn++) {
+      const double w = fit_values[i];
+      rsv += w;
+      rsvv += w * w;
+    }
+  }
+  joint_fit(n, stride, k, 1, v2, maxIterations, sv, rn, rsv, rsvv);
+  if (!fit_result[8]) return 0;
+  fit_result[9] = t158_bound_of(round_codes[(int)fit_result[7]], n, half_value((int)fit_result[0]), half_value((int)fit_result[1]), fit_result[2]);
+  return 1;
 }

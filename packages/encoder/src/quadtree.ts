@@ -4,7 +4,7 @@
  * (approximate bits per leaf). The "rd" policy is in rd.ts.
  */
 import { LAYOUT, MACROBLOCK, MODE_FP4, MODE_T158, align16, payloadBytes, type Layout, type Mode, type QuadTree } from "@sgfp4/format";
-import { boundOrFitLeaf, fitLeafCandidates, fitLeafChosen, fitLeafWithSum, finishLeaf, resumeLeafFit, withLwe, type Candidate, type FitOptions, type FitResume, type FitWorkspace, type LeafFit, type LweLowerBound } from "./fit.js";
+import { boundOrFitLeaf, fitLeafCandidates, fitLeafCandidatesAfterKernel, fitLeafChosen, fitLeafWithSum, finishLeaf, resumeLeafFit, withLwe, type Candidate, type FitOptions, type FitResume, type FitWorkspace, type LeafFit, type LweLowerBound } from "./fit.js";
 import { fitKernels } from "./fit/kernels.js";
 import type { Fitted } from "./fit/types.js";
 
@@ -148,8 +148,15 @@ export class MacroblockFitter {
     let sv = 0;
     // the kernel's copy also measured the leaf's spread (leafSpread's numbers)
     let spread = false;
+    const resume = this.resumes[id];
+    // the rd policy's lazy fits: the node's FP4 fit and T158 floor in one kernel call (fitNode)
+    let gap = Infinity;
+    let fitted = 0;
     if (kern && this.block === kern.blockValues) {
-      kern.loadNode(y, x, size, 1);
+      const o = this.fit;
+      if (!resume && !this.chosenOnly && this.lweOnDemand && this.t158GapOf && o.search === "joint" && o.refit && Number.isInteger(o.maxRefitIterations) && o.maxRefitIterations >= 0 && o.maxRefitIterations <= 64) gap = this.t158GapOf(size);
+      if (gap < Infinity) fitted = kern.fitNode(y, x, size, o.v2 ? 1 : 0, o.maxRefitIterations);
+      else kern.loadNode(y, x, size, 1);
       v = kern.values;
       const st = kern.nodeStats;
       sv = st[0]!;
@@ -174,8 +181,9 @@ export class MacroblockFitter {
       }
     }
     power /= size * size;
-    const resume = this.resumes[id];
-    const f = resume
+    const f = fitted
+      ? fitLeafCandidatesAfterKernel(kern!, size, this.fit, sv, ws, gap)
+      : resume
       ? resumeLeafFit(v, size, this.fit, sv, resume, ws)
       : !this.chosenOnly
         ? this.lweOnDemand

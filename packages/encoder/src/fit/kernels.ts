@@ -51,13 +51,20 @@ export interface FitKernels {
    * refit, for n even: results in fitResult, codes in roundCodes[fitResult[7]]
    */
   jointFit(n: number, stride: number, k: number, fp4: number, v2: number, maxIterations: number, sv: number, rn: number, rsv: number, rsvv: number): void;
-  /** scale bits, bias bits, sse, max |e|, sum q, sum q^2, sum q w, codes buffer, 1 if a start was ranked (else the flat leaf) */
+  /** scale bits, bias bits, sse, max |e|, sum q, sum q^2, sum q w, codes buffer, 1 if a start was ranked (else the flat leaf); fitNode: the T158 floor */
   readonly fitResult: Float64Array;
   readonly roundCodes: readonly [Int8Array, Int8Array];
   /** polish.ts polishStored from (scale bits, bias bits, sse) over values[0 .. n), n even: fitResult (its [8]: 1 if it moved) */
   polishStored(n: number, fp4: number, v2: number, scaleBits: number, biasBits: number, sse: number): void;
   /** leaf.ts withLwe's number: the LWE of the codes in boundCodes with scale S and bias B values over values (size x size) */
   leafLwe(size: number, S: number, B: number): number;
+  /**
+   * A node's FP4 fit as fitLeafCandidates makes it with a finite t158Gap (the joint search with
+   * refit): loadNode(y, x, size, 1), jointCandidate's FP4 starts and sample, jointFit, and the
+   * t158SseLowerBound of the result in fitResult[9]. 0: a flat leaf or no start ranked (the node is
+   * loaded; the caller goes on from there), 1: fitResult holds the FP4 candidate.
+   */
+  fitNode(y: number, x: number, size: number, v2: number, maxIterations: number): number;
 }
 
 interface Exports {
@@ -76,6 +83,7 @@ interface Exports {
   fit_result: WebAssembly.Global;
   round_codes: WebAssembly.Global;
   leaf_lwe(size: number, S: number, B: number): number;
+  fit_node(y: number, x: number, size: number, v2: number, maxIterations: number): number;
   polish_stored(n: number, fp4: number, v2: number, scaleBits: number, biasBits: number, sse: number): void;
   node_stats: WebAssembly.Global;
   pass_sums: WebAssembly.Global;
@@ -128,7 +136,8 @@ function instantiate(): FitKernels | null {
       jointFit: e.joint_fit,
       polishStored: e.polish_stored,
       leafLwe: e.leaf_lwe,
-      fitResult: view(e.fit_result, 9),
+      fitNode: e.fit_node,
+      fitResult: view(e.fit_result, 10),
       roundCodes: [new Int8Array(buffer, e.round_codes.value as number, 4096), new Int8Array(buffer, (e.round_codes.value as number) + 4096, 4096)],
     };
   } catch {

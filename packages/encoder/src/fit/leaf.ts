@@ -15,7 +15,7 @@ import { jointCandidate, leafSpread } from "./joint.js";
 import { t158SseLowerBound } from "./t158-bound.js";
 import type { Candidate, FitOptions, Fitted, LeafFit, Parameters } from "./types.js";
 import { FitWorkspace } from "./workspace.js";
-import { fitKernels, valuesIn } from "./kernels.js";
+import { fitKernels, valuesIn, type FitKernels } from "./kernels.js";
 
 /**
  * The answer of boundOrFitLeaf when the bucket estimates alone prove the chosen candidate's LWE
@@ -100,6 +100,21 @@ export function fitLeafCandidates(v: Float64Array, size: number, o: FitOptions, 
   const t158Floor = t158SseLowerBound(ws.t158Bound, fp4.codes, n, fp4.scaleBits, fp4.biasBits, fp4.sse);
   if (t158Floor >= fp4.sse + t158Gap) return { fp4, t158: T158_NOT_FITTED, t158Allowed: false, chosen: fp4, errorHint: false, t158Floor };
   const t158 = jointCandidate(ws, v, n, MODE_T158, o.v2, o.maxRefitIterations, sv);
+  return { fp4, t158, t158Allowed: t158Allowed(o, t158), chosen: fp4, errorHint: false, t158Floor };
+}
+
+/**
+ * fitLeafCandidates (finite t158Gap, the joint search with refit) of a node the kernel's fitNode
+ * fitted (it returned 1): its FP4 candidate and T158 floor in kern.fitResult, the node's values in
+ * kern.values, ws.spread its leafSpread numbers. The same candidates and floor.
+ */
+export function fitLeafCandidatesAfterKernel(kern: FitKernels, size: number, o: FitOptions, sv: number, ws: FitWorkspace, t158Gap: number): LeafFit {
+  const n = size * size;
+  const r = kern.fitResult;
+  const fp4: Fitted = { mode: MODE_FP4, scaleBits: r[0]!, biasBits: r[1]!, codes: ws.codesCopy(kern.roundCodes[r[7]!]!, n), sse: r[2]!, maxAbsError: r[3]!, lwe: Number.NaN, sq: r[4]!, sqq: r[5]!, sqv: r[6]! };
+  const t158Floor = r[9]!;
+  if (t158Floor >= fp4.sse + t158Gap) return { fp4, t158: T158_NOT_FITTED, t158Allowed: false, chosen: fp4, errorHint: false, t158Floor };
+  const t158 = jointCandidate(ws, kern.values, n, MODE_T158, o.v2, o.maxRefitIterations, sv);
   return { fp4, t158, t158Allowed: t158Allowed(o, t158), chosen: fp4, errorHint: false, t158Floor };
 }
 
