@@ -138,6 +138,16 @@ static inline void store_codes(signed char *out, int i, v128_t q) {
   wasm_v128_store8_lane(&out[i + 1], bits, 8);
 }
 
+/* the codes of eight weights (four vectors, in order) as bytes: each q + 1.5 * 2^52 holds q in its low
+   32 bits; those packed to 16 then 8 bits (no saturation: q is in [-8, 7]), one 8-byte store */
+static inline void store_codes8(signed char *out, int i, v128_t q0, v128_t q1, v128_t q2, v128_t q3) {
+  const v128_t m = wasm_f64x2_splat(6755399441055744.0);
+  const v128_t a = wasm_i32x4_shuffle(wasm_f64x2_add(q0, m), wasm_f64x2_add(q1, m), 0, 2, 4, 6);
+  const v128_t b = wasm_i32x4_shuffle(wasm_f64x2_add(q2, m), wasm_f64x2_add(q3, m), 0, 2, 4, 6);
+  const v128_t h = wasm_i16x8_narrow_i32x4(a, b);
+  wasm_v128_store64_lane(&out[i], wasm_i8x16_narrow_i16x8(h, h), 0);
+}
+
 /* sum q and sum q^2 of the codes c[0 .. len): integer sums (exact, so any order gives the loops'
    numbers), four lanes of 16 codes at a time */
 static void code_sums(const signed char *c, int len, double *sq, double *sqq) {
@@ -178,23 +188,40 @@ static int pass_fp4_into(int n, double S, double B, double stop_at, signed char 
   const v128_t half = wasm_f64x2_splat(0.5), one = wasm_f64x2_splat(1.0), lo = wasm_f64x2_splat(-8.0), hi = wasm_f64x2_splat(7.0);
   const v128_t vs = wasm_f64x2_splat(S), vb = wasm_f64x2_splat(B), inv = wasm_f64x2_splat(1.0 / S);
   v128_t acc = wasm_f64x2_splat(0.0), maxv = acc, minv = acc;
+  /* weights i, i + 1: their codes into Q, their terms added in order */
+#define FP4_STEP(i, Q)                                                                                  \
+  do {                                                                                                  \
+    v128_t w = wasm_v128_load(&fit_values[i]);                                                          \
+    v128_t y = wasm_f64x2_mul(wasm_f64x2_sub(w, vb), inv);                                              \
+    v128_t f = wasm_f64x2_floor(y);                                                                     \
+    v128_t q = wasm_f64x2_add(f, wasm_v128_and(wasm_f64x2_ge(wasm_f64x2_sub(y, f), half), one));        \
+    q = wasm_f64x2_pmax(wasm_f64x2_pmin(q, hi), lo);                                                    \
+    v128_t d = fround2(wasm_f64x2_add(wasm_f64x2_mul(vs, q), vb));                                      \
+    v128_t e = wasm_f64x2_sub(w, d);                                                                    \
+    acc = add_ordered(acc, wasm_f64x2_mul(e, e), wasm_f64x2_mul(q, w));                                 \
+    maxv = wasm_f64x2_pmax(maxv, e);                                                                    \
+    minv = wasm_f64x2_pmin(minv, e);                                                                    \
+    Q = q;                                                                                              \
+  } while (0)
   int i0 = 0;
   for (; i0 < n && wasm_f64x2_extract_lane(acc, 0) < stop_at; i0 += CHUNK) {
     int end = i0 + CHUNK < n ? i0 + CHUNK : n;
-    for (int i = i0; i < end; i += 2) {
-      v128_t w = wasm_v128_load(&fit_values[i]);
-      v128_t y = wasm_f64x2_mul(wasm_f64x2_sub(w, vb), inv);
-      v128_t f = wasm_f64x2_floor(y);
-      v128_t q = wasm_f64x2_add(f, wasm_v128_and(wasm_f64x2_ge(wasm_f64x2_sub(y, f), half), one));
-      q = wasm_f64x2_pmax(wasm_f64x2_pmin(q, hi), lo);
+    int i = i0;
+    for (; i + 8 <= end; i += 8) {
+      v128_t q0, q1, q2, q3;
+      FP4_STEP(i, q0);
+      FP4_STEP(i + 2, q1);
+      FP4_STEP(i + 4, q2);
+      FP4_STEP(i + 6, q3);
+      store_codes8(out, i, q0, q1, q2, q3);
+    }
+    for (; i < end; i += 2) {
+      v128_t q;
+      FP4_STEP(i, q);
       store_codes(out, i, q);
-      v128_t d = fround2(wasm_f64x2_add(wasm_f64x2_mul(vs, q), vb));
-      v128_t e = wasm_f64x2_sub(w, d);
-      acc = add_ordered(acc, wasm_f64x2_mul(e, e), wasm_f64x2_mul(q, w));
-      maxv = wasm_f64x2_pmax(maxv, e);
-      minv = wasm_f64x2_pmin(minv, e);
     }
   }
+#undef FP4_STEP
   const int passed = i0 < n ? i0 : n;
   finish_pass(acc, maxv, minv, out, passed);
   return passed;
@@ -206,22 +233,38 @@ static int pass_t158_into(int n, double S, double B, double stop_at, signed char
   const v128_t tau = wasm_f64x2_splat(S * 0.5), ntau = wasm_f64x2_neg(tau);
   const v128_t dm = wasm_f64x2_splat((double)(float)(B - S)), d0 = wasm_f64x2_splat((double)(float)B), dp = wasm_f64x2_splat((double)(float)(S + B));
   v128_t acc = wasm_f64x2_splat(0.0), maxv = acc, minv = acc;
+#define T158_STEP(i, Q)                                                                                 \
+  do {                                                                                                  \
+    v128_t w = wasm_v128_load(&fit_values[i]);                                                          \
+    v128_t c = wasm_f64x2_sub(w, vb);                                                                   \
+    v128_t gt = wasm_f64x2_gt(c, tau), lt = wasm_f64x2_lt(c, ntau);                                     \
+    v128_t q = wasm_f64x2_sub(wasm_v128_and(gt, one), wasm_v128_and(lt, one));                          \
+    v128_t d = wasm_v128_bitselect(dp, wasm_v128_bitselect(dm, d0, lt), gt);                            \
+    v128_t e = wasm_f64x2_sub(w, d);                                                                    \
+    acc = add_ordered(acc, wasm_f64x2_mul(e, e), wasm_f64x2_mul(q, w));                                 \
+    maxv = wasm_f64x2_pmax(maxv, e);                                                                    \
+    minv = wasm_f64x2_pmin(minv, e);                                                                    \
+    Q = q;                                                                                              \
+  } while (0)
   int i0 = 0;
   for (; i0 < n && wasm_f64x2_extract_lane(acc, 0) < stop_at; i0 += CHUNK) {
     int end = i0 + CHUNK < n ? i0 + CHUNK : n;
-    for (int i = i0; i < end; i += 2) {
-      v128_t w = wasm_v128_load(&fit_values[i]);
-      v128_t c = wasm_f64x2_sub(w, vb);
-      v128_t gt = wasm_f64x2_gt(c, tau), lt = wasm_f64x2_lt(c, ntau);
-      v128_t q = wasm_f64x2_sub(wasm_v128_and(gt, one), wasm_v128_and(lt, one));
+    int i = i0;
+    for (; i + 8 <= end; i += 8) {
+      v128_t q0, q1, q2, q3;
+      T158_STEP(i, q0);
+      T158_STEP(i + 2, q1);
+      T158_STEP(i + 4, q2);
+      T158_STEP(i + 6, q3);
+      store_codes8(out, i, q0, q1, q2, q3);
+    }
+    for (; i < end; i += 2) {
+      v128_t q;
+      T158_STEP(i, q);
       store_codes(out, i, q);
-      v128_t d = wasm_v128_bitselect(dp, wasm_v128_bitselect(dm, d0, lt), gt);
-      v128_t e = wasm_f64x2_sub(w, d);
-      acc = add_ordered(acc, wasm_f64x2_mul(e, e), wasm_f64x2_mul(q, w));
-      maxv = wasm_f64x2_pmax(maxv, e);
-      minv = wasm_f64x2_pmin(minv, e);
     }
   }
+#undef T158_STEP
   const int passed = i0 < n ? i0 : n;
   finish_pass(acc, maxv, minv, out, passed);
   return passed;
