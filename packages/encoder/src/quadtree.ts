@@ -181,9 +181,12 @@ export class MacroblockFitter {
       }
     }
     power /= size * size;
-    const f = fitted
-      ? fitLeafCandidatesAfterKernel(kern!, size, this.fit, sv, ws, gap)
-      : resume
+    if (fitted) {
+      const nf = fitLeafCandidatesAfterKernel(kern!, size, this.fit, sv, ws, gap, id, power);
+      this.cache[id] = nf;
+      return nf;
+    }
+    const f = resume
       ? resumeLeafFit(v, size, this.fit, sv, resume, ws)
       : !this.chosenOnly
         ? this.lweOnDemand

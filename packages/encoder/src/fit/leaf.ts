@@ -103,19 +103,47 @@ export function fitLeafCandidates(v: Float64Array, size: number, o: FitOptions, 
   return { fp4, t158, t158Allowed: t158Allowed(o, t158), chosen: fp4, errorHint: false, t158Floor };
 }
 
+/** A node's fit as fitLeafCandidatesAfterKernel gives it: a LeafFit with the node's power (MacroblockFitter's). */
+export type NodeFit = LeafFit & { power: number; fp4: Fitted };
+
 /**
  * fitLeafCandidates (finite t158Gap, the joint search with refit) of a node the kernel's fitNode
  * fitted (it returned 1): its FP4 candidate and T158 floor in kern.fitResult, the node's values in
- * kern.values, ws.spread its leafSpread numbers. The same candidates and floor.
+ * kern.values, ws.spread its leafSpread numbers. The same candidates and floor, in objects (and a
+ * codes array) kept per node id in ws.nodeFits and rewritten by the next block's fit of the node:
+ * the caller holds them only while its block is encoded (a new set per fit was most of an encode's
+ * garbage).
  */
-export function fitLeafCandidatesAfterKernel(kern: FitKernels, size: number, o: FitOptions, sv: number, ws: FitWorkspace, t158Gap: number): LeafFit {
+export function fitLeafCandidatesAfterKernel(kern: FitKernels, size: number, o: FitOptions, sv: number, ws: FitWorkspace, t158Gap: number, id: number, power: number): NodeFit {
   const n = size * size;
   const r = kern.fitResult;
-  const fp4: Fitted = { mode: MODE_FP4, scaleBits: r[0]!, biasBits: r[1]!, codes: ws.codesCopy(kern.roundCodes[r[7]!]!, n), sse: r[2]!, maxAbsError: r[3]!, lwe: Number.NaN, sq: r[4]!, sqq: r[5]!, sqv: r[6]! };
+  let f = ws.nodeFits[id];
+  if (!f || f.fp4.codes.length !== n) {
+    const fp4: Fitted = { mode: MODE_FP4, scaleBits: 0, biasBits: 0, codes: new Int8Array(n), sse: 0, maxAbsError: 0, lwe: Number.NaN, sq: 0, sqq: 0, sqv: 0 };
+    f = ws.nodeFits[id] = { fp4, t158: T158_NOT_FITTED, t158Allowed: false, chosen: fp4, errorHint: false, t158Floor: 0, power: 0 };
+  }
+  const fp4 = f.fp4;
+  fp4.scaleBits = r[0]!;
+  fp4.biasBits = r[1]!;
+  fp4.codes.set(ws.roundCodesPrefix(kern.roundCodes[r[7]!]!, n));
+  fp4.sse = r[2]!;
+  fp4.maxAbsError = r[3]!;
+  fp4.lwe = Number.NaN;
+  fp4.sq = r[4]!;
+  fp4.sqq = r[5]!;
+  fp4.sqv = r[6]!;
   const t158Floor = r[9]!;
-  if (t158Floor >= fp4.sse + t158Gap) return { fp4, t158: T158_NOT_FITTED, t158Allowed: false, chosen: fp4, errorHint: false, t158Floor };
+  f.t158Floor = t158Floor;
+  f.power = power;
+  if (t158Floor >= fp4.sse + t158Gap) {
+    f.t158 = T158_NOT_FITTED;
+    f.t158Allowed = false;
+    return f;
+  }
   const t158 = jointCandidate(ws, kern.values, n, MODE_T158, o.v2, o.maxRefitIterations, sv);
-  return { fp4, t158, t158Allowed: t158Allowed(o, t158), chosen: fp4, errorHint: false, t158Floor };
+  f.t158 = t158;
+  f.t158Allowed = t158Allowed(o, t158);
+  return f;
 }
 
 const t158Allowed = (o: FitOptions, t158: Candidate): boolean => t158.maxAbsError <= o.outlierGuard * halfBitsValue(t158.scaleBits);

@@ -7,6 +7,7 @@
 import { fitKernels } from "./kernels.js";
 import { T158BoundScratch } from "./t158-bound.js";
 import type { PassSums } from "./types.js";
+import type { NodeFit } from "./leaf.js";
 
 /** Largest leaf (elements): a 64x64 macroblock. */
 export const MAX_LEAF = 4096;
@@ -144,6 +145,14 @@ export class FitWorkspace {
     const k = 31 - Math.clz32(n);
     return (views[k] ??= src.subarray(0, n));
   }
+
+  /** src[0 .. n): for a power of two n, a view made once per array and size (see prefixOf) */
+  roundCodesPrefix(src: Int8Array, n: number): Int8Array {
+    return n === src.length ? src : this.prefixOf(src, n);
+  }
+
+  /** leaf.ts fitLeafCandidatesAfterKernel's objects by node id (reused block after block) */
+  readonly nodeFits: (NodeFit | undefined)[] = [];
 
   isRoundScratch(codes: Int8Array): boolean {
     return codes === this.roundCodesA || codes === this.roundCodesB;
