@@ -8,8 +8,9 @@
 //           2 = rows*cols*4 - 1, which must be LIMIT_EXCEEDED, 3 = 2^20)
 //   bytes 1-2 rows, bytes 3-4 cols (u16 little-endian; 0 must give INVALID_ARGUMENT)
 //
-// parse must agree with parseReference (the record-by-record parse) and with itself split into
-// three ranges of records: verdict, message and tables.
+// parse must agree with parseReference (the record-by-record parse), with itself split into
+// three ranges of records and with itself writing the table into an arena: verdict, message and
+// tables (blockPayload checked against the table and planChunks).
 //
 // A rejected stream must carry a DECISIONS.md section-3 code (or INVALID_ARGUMENT /
 // LIMIT_EXCEEDED); any other exception escapes and libFuzzer reports it. An accepted stream's
@@ -28,6 +29,7 @@
 #include <vector>
 
 #include "../native/src/sgfp4_parse.hpp"
+#include "../native/test/test_arena.hpp"
 
 using namespace sgfp4;
 
@@ -172,19 +174,25 @@ void runOne(const uint8_t* s, size_t len, Profile profile, uint32_t rows, uint32
   }
   // parse's fast path and its records split over the work pool against the plain sequential
   // parse (parseReference): the same verdict, the same message, the same tables.
-  for (int variant = 0; variant < 2; variant++) {
+  // Variant 2: into a table arena (the Vulkan direct route's upload memory): the same again, the
+  // arena freed with a rejected parse, blockPayload agreeing with the table and planning alike.
+  for (int variant = 0; variant < 3; variant++) {
     std::string other = "OK";
     Container o;
+    auto arena = std::make_shared<sgfp4test::HeapArena>();
+    std::weak_ptr<sgfp4test::HeapArena> watch = arena;
     try {
-      o = variant == 0 ? parseReference(s, len, profile, rows, cols, limit) : parse(s, len, profile, rows, cols, limit, 3);
+      o = variant == 0 ? parseReference(s, len, profile, rows, cols, limit) : parse(s, len, profile, rows, cols, limit, 3, variant == 2 ? std::move(arena) : nullptr);
     } catch (const Failure& f) {
       other = f.what();
+      if (variant == 2) REQUIRE(watch.expired(), variant);
     }
     if (other != message) {
-      std::fprintf(stderr, "parse: %s\n%s: %s\n", message.c_str(), variant == 0 ? "parseReference" : "parse, 3 ranges", other.c_str());
+      std::fprintf(stderr, "parse: %s\n%s: %s\n", message.c_str(), variant == 0 ? "parseReference" : variant == 1 ? "parse, 3 ranges" : "parse into an arena", other.c_str());
       die("parse disagrees", variant);
     }
     if (code == "OK") REQUIRE(o.leafTable == c.leafTable && o.blockFirstLeaf == c.blockFirstLeaf, variant);
+    if (code == "OK" && variant == 2) REQUIRE(sgfp4test::payloadSpansMatch(o) && sgfp4test::payloadSpansMatch(c) && sgfp4test::plansAgree(o, len), variant);
   }
   if (rows == 0 || cols == 0) {
     REQUIRE(code == "INVALID_ARGUMENT", rows, cols);

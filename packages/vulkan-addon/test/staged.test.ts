@@ -187,6 +187,32 @@ describe("a stream over 1 MiB: the parser splits its records over the work pool"
     expect(native.message).toContain("at record 40,");
     expect(() => decode(bad, { profile: "v2", shape })).toThrow(expect.objectContaining({ code: "NONMONOTONIC_OFFSET" }));
   });
+  it("faults in two ranges' leaf headers (found while the table is filled, into upload memory on the direct route): the earlier record's", async () => {
+    const B = (shape[0] / 64) * (shape[1] / 64);
+    const bad = built.bytes.slice();
+    const dv = new DataView(bad.buffer);
+    const base = (16 + 4 * B + 15) & ~15;
+    const firstHeader = (b: number) => {
+      const start = base + dv.getUint32(16 + 4 * b, true);
+      return start + (dv.getUint32(start, true) === 4 ? 16 : 4);
+    };
+    const late = firstHeader(B - 2), early = firstHeader(100);
+    dv.setUint32(late, dv.getUint32(late, true) | 4, true); // late: a reserved flag bit
+    dv.setUint32(early, (dv.getUint32(early, true) & 0x0000ffff) | 0x7c000000, true); // early: an Inf scale
+    let native: { code?: string; message?: string } = {};
+    try {
+      nativeAddon().parse(bad, "v2", shape[0], shape[1]);
+    } catch (e) {
+      native = e as typeof native;
+    }
+    expect(native.code).toBe("NONFINITE_PARAMETER");
+    expect(native.message).toContain("at record 100,");
+    const opts = { profile: "v2" as const, shape };
+    expect(() => decode(bad, opts)).toThrow(expect.objectContaining({ code: "NONFINITE_PARAMETER" }));
+    await expect(decodeAsync(bad, opts)).rejects.toMatchObject({ code: "NONFINITE_PARAMETER" });
+    expect(() => decodeInto(bad, opts, new Float32Array(shape[0] * shape[1]))).toThrow(expect.objectContaining({ code: "NONFINITE_PARAMETER" }));
+    expect(firstBitDifference(decode(built.bytes, opts), built.expected)).toBe(-1);
+  });
 });
 
 describe("after a rejection the staged decoder goes on", () => {
@@ -204,5 +230,32 @@ describe("after a rejection the staged decoder goes on", () => {
     expect(into.every((v) => v === 5)).toBe(true); // rejected before anything was written
     expect(firstBitDifference(decode(good.bytes, opts), good.expected)).toBe(-1);
     expect(firstBitDifference(await decodeAsync(good.bytes, opts), good.expected)).toBe(-1);
+  });
+
+  // On the direct route the parser writes the v2 leaf table straight into pooled upload memory,
+  // taken once the records are counted: a fault found after that must give it back.
+  it("a fault found after the leaf table is sized (a reserved bit in the last record's first leaf header): its code, nothing written, no buffer kept", async () => {
+    const good = generateValid(new Rng(922), { profile: "v2", shape: SHAPE });
+    const opts = { profile: "v2" as const, shape: SHAPE };
+    const bad = good.bytes.slice();
+    const dv = new DataView(bad.buffer);
+    const B = Math.ceil(SHAPE[0] / 64) * Math.ceil(SHAPE[1] / 64);
+    const start = ((16 + 4 * B + 15) & ~15) + dv.getUint32(16 + 4 * (B - 1), true);
+    const header = start + (dv.getUint32(start, true) === 4 ? 16 : 4); // MIXED: after the split map
+    dv.setUint32(header, dv.getUint32(header, true) | 2, true);
+    const into = new Float32Array(SHAPE[0] * SHAPE[1]).fill(NaN);
+    decodeInto(good.bytes, opts, into); // the device and its pooled buffers, made once
+    expect(firstBitDifference(into, good.expected)).toBe(-1);
+    const made = stats().buffersMade;
+    for (let i = 0; i < 3; i++) {
+      expect(() => decode(bad, opts)).toThrow(expect.objectContaining({ code: "RESERVED_BITS" }));
+      await expect(decodeAsync(bad, opts)).rejects.toMatchObject({ code: "RESERVED_BITS" });
+      into.fill(5);
+      expect(() => decodeInto(bad, opts, into)).toThrow(expect.objectContaining({ code: "RESERVED_BITS" }));
+      expect(into.every((v) => v === 5)).toBe(true);
+    }
+    decodeInto(good.bytes, opts, into);
+    expect(firstBitDifference(into, good.expected)).toBe(-1);
+    expect(stats().buffersMade).toBe(made); // every buffer the rejected calls took went back to the pool
   });
 });

@@ -47,13 +47,21 @@ Napi::Value Parse(const Napi::CallbackInfo& info) {
   });
 }
 
+// A decode call's parse: on a device already open, a v2 leaf table goes straight into the pooled
+// upload memory that the direct route's kernel binds (leafArena), instead of the heap and then a
+// copy there. The verdict and error are the parse's either way.
+Container parseForDecode(const Args& a) {
+  std::shared_ptr<TableArena> arena = a.profile == Profile::V2 ? leafArena(existingDevice(a.device), a.rows, a.cols, a.format) : nullptr;
+  return parse(a.bytes, a.len, a.profile, a.rows, a.cols, a.maxOutputBytes, 0, std::move(arena));
+}
+
 // (bytes, profile, rows, cols, options?) -> a new Float32Array (f32) or Uint16Array (f16, bf16),
 // written by the GPU (or by the one host copy, see decodeInto).
 Napi::Value Decode(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     CallTrace trace("decode");
     Args a = readArgs(info, 4);
-    Container c = parse(a.bytes, a.len, a.profile, a.rows, a.cols, a.maxOutputBytes);
+    Container c = parseForDecode(a);
     trace.mark("parse");
     VulkanDevice& d = deviceFor(a.device);
     const uint64_t count = c.rows * c.cols;
@@ -85,7 +93,7 @@ Napi::Value DecodeInto(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     CallTrace trace("decodeInto");
     Args a = readArgs(info, 5);
-    Container c = parse(a.bytes, a.len, a.profile, a.rows, a.cols, a.maxOutputBytes);
+    Container c = parseForDecode(a);
     trace.mark("parse");
     void* out = outputArray(info, 4, a.format, c.rows * c.cols);
     decodeInto(deviceFor(a.device), a.bytes, a.len, c, a.format, out);
@@ -99,14 +107,18 @@ Napi::Value DecodeInto(const Napi::CallbackInfo& info) {
 // the worker.
 Napi::Value DecodeAsync(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
+    CallTrace trace("decodeAsync");
     Args a = readArgs(info, 5);
-    Container c = parse(a.bytes, a.len, a.profile, a.rows, a.cols, a.maxOutputBytes);
+    Container c = parseForDecode(a);
+    trace.mark("parse");
     const bool into = info.Length() > 4 && !info[4].IsNull() && !info[4].IsUndefined();
     if (into) outputArray(info, 4, a.format, c.rows * c.cols);
     VulkanDevice& d = deviceFor(a.device);
     planFor(d, c, a.len, a.format);  // LIMIT_EXCEEDED now, not on the worker
+    trace.mark("plan");
     // Owned here until queued: a failure before (the result array not allocated) frees it.
     std::unique_ptr<DecodeWorker> worker(new DecodeWorker(info.Env(), d, a.bytes, a.len, std::move(c), a.format, into));
+    trace.mark("worker");  // the input's copy, the readback or result array taken
     if (into) worker->target(info[4].As<Napi::TypedArray>());
     Napi::Promise p = worker->promise();
     DecodeWorker* queued = worker.release();
@@ -116,6 +128,7 @@ Napi::Value DecodeAsync(const Napi::CallbackInfo& info) {
     } catch (const Napi::Error&) {
       // OnOK makes it then (and rejects if it fails again); the promise is already queued.
     }
+    trace.mark("result array");
     return p;
   });
 }

@@ -17,22 +17,36 @@ Plan planChunks(const PlanLimits& limits, const Container& c, size_t len, Output
                                         " bytes) exceeds this device's storage-buffer range of " + std::to_string(maxRange) + " bytes");
   // Payload byte range of each macroblock row, from each block's first and last leaf: within a
   // block the parser lays payloads out in increasing order (v2; v1 blocks have one leaf), so
-  // these bound all of them without a pass over every leaf.
+  // these bound all of them without a pass over every leaf. From blockPayload when the parser
+  // gave it (the table itself may be in uncached upload memory): the last payload's end padded
+  // to 16 there, which changes nothing below (ends are only compared with len and rounded up to
+  // 16, and payloads start at multiples of 16).
   std::vector<uint64_t> rowMin(c.tilesY, UINT64_MAX), rowMax(c.tilesY, 0);
   const size_t n = c.leafCount();
   if (c.blockFirstLeaf.size() != c.blockCount + 1 || c.blockFirstLeaf[c.blockCount] != n) throw Failure("BACKEND_FAILURE", "inconsistent leaf table");
-  for (uint64_t b = 0; b < c.blockCount; b++) {
-    const uint32_t first = c.blockFirstLeaf[b], last = c.blockFirstLeaf[b + 1];
-    if (first >= last) continue;
-    const uint32_t* lo = &c.leafTable[SGFP4_LEAF_WORDS * size_t(first)];
-    const uint32_t* hi = &c.leafTable[SGFP4_LEAF_WORDS * size_t(last - 1)];
-    const uint32_t g = hi[SGFP4_LEAF_WORD_GEOMETRY];
-    const uint64_t off = lo[SGFP4_LEAF_WORD_PAYLOAD];
-    const uint64_t end = uint64_t(hi[SGFP4_LEAF_WORD_PAYLOAD]) + sgfp4_leaf_payload_bytes(sgfp4_geometry_log2(g), sgfp4_geometry_mode(g));
-    const uint64_t by = b / c.tilesX;
-    if (off > end || end > len) throw Failure("BACKEND_FAILURE", "inconsistent leaf table");  // the parser never produces this
-    rowMin[by] = std::min(rowMin[by], off);
-    rowMax[by] = std::max(rowMax[by], end);
+  const bool spans = c.blockPayload.size() == 2 * c.blockCount;
+  // Row by row (blockCount = tilesY * tilesX): no division per block.
+  for (uint64_t by = 0, b = 0; by < c.tilesY; by++) {
+    uint64_t lowest = UINT64_MAX, highest = 0;
+    for (const uint64_t rowEnd = b + c.tilesX; b < rowEnd; b++) {
+      const uint32_t first = c.blockFirstLeaf[b], last = c.blockFirstLeaf[b + 1];
+      if (first >= last) continue;
+      uint64_t off, end;
+      if (spans) {
+        off = c.blockPayload[2 * b], end = c.blockPayload[2 * b + 1];
+      } else {
+        const uint32_t* lo = &c.leafTable[SGFP4_LEAF_WORDS * size_t(first)];
+        const uint32_t* hi = &c.leafTable[SGFP4_LEAF_WORDS * size_t(last - 1)];
+        const uint32_t g = hi[SGFP4_LEAF_WORD_GEOMETRY];
+        off = lo[SGFP4_LEAF_WORD_PAYLOAD];
+        end = uint64_t(hi[SGFP4_LEAF_WORD_PAYLOAD]) + sgfp4_leaf_payload_bytes(sgfp4_geometry_log2(g), sgfp4_geometry_mode(g));
+      }
+      if (off > end || end > len) throw Failure("BACKEND_FAILURE", "inconsistent leaf table");  // the parser never produces this
+      lowest = std::min(lowest, off);
+      highest = std::max(highest, end);
+    }
+    rowMin[by] = lowest;
+    rowMax[by] = highest;
   }
   Plan plan;
   plan.streamBytes = (uint64_t(len) + 15) & ~uint64_t(15);

@@ -403,7 +403,8 @@ SGFP4_INLINE uint32_t popcount32(uint32_t v) {
 // the caller; n leaves as above), its entries written to t. False on any fault: nothing written
 // then is used. Reads stay inside [start, len): headers below start + 16 + 4n (bounded by the
 // caller), 4x4 payloads bounded before they are read, larger payloads never read.
-bool fastRecord(const uint8_t* in, uint64_t len, uint32_t b, uint64_t start, uint32_t n, uint32_t* t) {
+// span: on success, the first payload's offset and the padded end of the last (blockPayload).
+bool fastRecord(const uint8_t* in, uint64_t len, uint32_t b, uint64_t start, uint32_t n, uint32_t* t, uint32_t* span) {
   const uint32_t sb = rd32(in + start);
   uint32_t map[4] = {0, 0, 0, 0};
   uint64_t headersAt = start + 4;
@@ -472,6 +473,7 @@ bool fastRecord(const uint8_t* in, uint64_t len, uint32_t b, uint64_t start, uin
       break;
     }
   }
+  span[0] = uint32_t(payloadStart), span[1] = uint32_t(L.p);  // used only on success (then p <= len < 2^32)
   return L.p <= len && L.ok() && L.t == t + SGFP4_LEAF_WORDS * uint64_t(n);
 }
 
@@ -521,7 +523,8 @@ struct FastPathMismatch {};
 
 // Records [b0, b1) of a sized stream into their places in the table (first: blockFirstLeaf,
 // final for [b0, b1); leavesEnd: the leaves before b1).
-void fillRecords(const uint8_t* bytes, uint64_t len, uint64_t base, uint64_t b0, uint64_t b1, uint64_t leavesEnd, uint32_t* table, const uint32_t* first) {
+// first[b]'s blockPayload entries go to span[2b], span[2b + 1].
+void fillRecords(const uint8_t* bytes, uint64_t len, uint64_t base, uint64_t b0, uint64_t b1, uint64_t leavesEnd, uint32_t* table, const uint32_t* first, uint32_t* span) {
   for (uint64_t b = b0; b < b1; b++) {
     const uint64_t start = base + rd32(bytes + 16 + 4 * b);
     const uint32_t n = uint32_t((b + 1 < b1 ? first[b + 1] : leavesEnd) - first[b]);
@@ -535,17 +538,18 @@ void fillRecords(const uint8_t* bytes, uint64_t len, uint64_t base, uint64_t b0,
     }
 #endif
     uint32_t* t = table + SGFP4_LEAF_WORDS * uint64_t(first[b]);
-    if (fastRecord(bytes, len, uint32_t(b), start, n, t)) continue;
+    if (fastRecord(bytes, len, uint32_t(b), start, n, t, span + 2 * b)) continue;
     Words one;
     std::vector<Geo> geo;
-    parseRecord(bytes, len, b, start, one, geo);  // throws the record's error
-    if (one.size() != SGFP4_LEAF_WORDS * uint64_t(n)) throw FastPathMismatch{};
+    const uint64_t end = parseRecord(bytes, len, b, start, one, geo);  // throws the record's error
+    if (one.size() != SGFP4_LEAF_WORDS * uint64_t(n) || n == 0) throw FastPathMismatch{};
     std::memcpy(t, one.data(), one.size() * 4);
+    span[2 * b] = one[SGFP4_LEAF_WORD_PAYLOAD], span[2 * b + 1] = uint32_t(end);
   }
 }
 
 // `reference`: the records through parseV2Records (parseReference).
-void parseV2(const uint8_t* bytes, size_t len64, Container& c, unsigned ranges, bool reference) {
+void parseV2(const uint8_t* bytes, size_t len64, Container& c, unsigned ranges, bool reference, const std::shared_ptr<TableArena>& arena) {
   const uint64_t len = len64;
   static const uint8_t magic[4] = {0x53, 0x47, 0x46, 0x34};
   for (uint64_t i = 0; i < 4; i++) {
@@ -599,13 +603,15 @@ void parseV2(const uint8_t* bytes, size_t len64, Container& c, unsigned ranges, 
     if (stop[r] < std::min<uint64_t>(B, (r + 1) * step)) sized = stop[r];
   }
   first[sized] = uint32_t(total);
+  if (arena) c.leafTable = Words(NoInitAllocator<uint32_t>(arena));
   c.leafTable.resize(total * SGFP4_LEAF_WORDS);
+  c.blockPayload.resize(2 * B);
   try {
     eachRange([&](uint64_t r, uint64_t b0, uint64_t b1) {
       b1 = std::min(b1, sized);
       if (b0 >= b1) return;
       for (uint64_t b = b0; b < b1; b++) first[b] += uint32_t(before[r]);
-      fillRecords(bytes, len, base, b0, b1, before[r] + leaves[r], c.leafTable.data(), first);
+      fillRecords(bytes, len, base, b0, b1, before[r] + leaves[r], c.leafTable.data(), first, c.blockPayload.data());
     });
     if (sized < B) {
       // The records before it are accepted: the sequential parse reaches it and throws there.
@@ -615,6 +621,8 @@ void parseV2(const uint8_t* bytes, size_t len64, Container& c, unsigned ranges, 
       throw FastPathMismatch{};
     }
   } catch (const FastPathMismatch&) {
+    c.leafTable = Words();  // on the heap: the sequential parse reads the table back
+    c.blockPayload = Words();
     parseV2Records(bytes, len, base, c);
   }
 }
@@ -633,7 +641,8 @@ void checkShape(double rows, double cols, uint64_t maxOutputBytes) {
 }
 
 namespace {
-Container parseImpl(const uint8_t* bytes, size_t len, Profile profile, double rows, double cols, uint64_t maxOutputBytes, unsigned ranges, bool reference) {
+Container parseImpl(const uint8_t* bytes, size_t len, Profile profile, double rows, double cols, uint64_t maxOutputBytes, unsigned ranges, bool reference,
+                     const std::shared_ptr<TableArena>& arena) {
   checkShape(rows, cols, maxOutputBytes);
   if (bytes == nullptr && len != 0) throw Failure("INVALID_ARGUMENT", "stream is null");
   Container c;
@@ -649,17 +658,17 @@ Container parseImpl(const uint8_t* bytes, size_t len, Profile profile, double ro
   const bool large = profile == Profile::V1 ? c.blockCount >= kParallelParseMinV1Blocks : len >= kParallelParseMinBytes;
   if (ranges == 0) ranges = large ? unsigned(2 * WorkPool::shared().threads()) : 1;
   if (profile == Profile::V1) parseV1(bytes, len, c, ranges);
-  else parseV2(bytes, len, c, ranges, reference);
+  else parseV2(bytes, len, c, ranges, reference, arena);
   return c;
 }
 }  // namespace
 
-Container parse(const uint8_t* bytes, size_t len, Profile profile, double rows, double cols, uint64_t maxOutputBytes, unsigned ranges) {
-  return parseImpl(bytes, len, profile, rows, cols, maxOutputBytes, ranges, false);
+Container parse(const uint8_t* bytes, size_t len, Profile profile, double rows, double cols, uint64_t maxOutputBytes, unsigned ranges, std::shared_ptr<TableArena> arena) {
+  return parseImpl(bytes, len, profile, rows, cols, maxOutputBytes, ranges, false, arena);
 }
 
 Container parseReference(const uint8_t* bytes, size_t len, Profile profile, double rows, double cols, uint64_t maxOutputBytes) {
-  return parseImpl(bytes, len, profile, rows, cols, maxOutputBytes, 1, true);
+  return parseImpl(bytes, len, profile, rows, cols, maxOutputBytes, 1, true, nullptr);
 }
 
 }  // namespace sgfp4

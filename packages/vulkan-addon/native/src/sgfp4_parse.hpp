@@ -10,6 +10,7 @@
 #include <utility>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "sgfp4_leaf_table.h"  // @sgfp4/format's generated contract: leaf-table words, masks, FP16
@@ -24,17 +25,49 @@ struct Failure : std::runtime_error {
   Failure(std::string c, const std::string& detail) : std::runtime_error(c + ": " + detail), code(std::move(c)) {}
 };
 
+// Memory the parser may put the v2 leaf table in instead of the heap: the Vulkan direct route's
+// pooled upload buffer, which the kernel then binds as is (no copy of the table). Only the fast
+// path's one allocation at the table's final size asks it (on the parsing thread, before any
+// range is filled); every other table (v1, the sequential parse, copies) lives on the heap.
+struct TableArena {
+  virtual ~TableArena() = default;
+  // Memory for `words` words, valid while the arena lives, or null (the heap then). Called at
+  // most once; must not throw. The memory may be uncached (write-combined): the parser only
+  // writes the table there, and planChunks reads Container::blockPayload instead.
+  virtual uint32_t* take(size_t words) noexcept = 0;
+  uint32_t* given = nullptr;  // what take() returned (never freed by the vector)
+  const void* owner = nullptr;  // who made it (the Vulkan side: its device), to find it again
+};
+
 // A vector whose resize leaves new elements uninitialized (they are all written next): the
-// parallel parser fills the leaf table on several threads without a zeroing pass first.
+// parallel parser fills the leaf table on several threads without a zeroing pass first. With an
+// arena, its first allocation comes from there when the arena has it (the vector holds the arena,
+// so the memory stays valid as long as the table); copies of the vector use the heap.
 template <typename T>
 struct NoInitAllocator : std::allocator<T> {
   template <typename U>
   struct rebind {
     using other = NoInitAllocator<U>;
   };
+  using is_always_equal = std::false_type;
+  using propagate_on_container_move_assignment = std::true_type;
+  using propagate_on_container_swap = std::true_type;
+  std::shared_ptr<TableArena> arena;
   NoInitAllocator() = default;
+  explicit NoInitAllocator(std::shared_ptr<TableArena> a) noexcept : arena(std::move(a)) {}
   template <typename U>
-  NoInitAllocator(const NoInitAllocator<U>&) noexcept {}
+  NoInitAllocator(const NoInitAllocator<U>& o) noexcept : arena(o.arena) {}
+  NoInitAllocator select_on_container_copy_construction() const { return NoInitAllocator(); }
+  T* allocate(size_t n) {
+    if (arena && !arena->given && sizeof(T) == 4 && n > 0) {
+      if (uint32_t* p = arena->take(n)) return reinterpret_cast<T*>(arena->given = p);
+    }
+    return std::allocator<T>::allocate(n);
+  }
+  void deallocate(T* p, size_t n) {
+    if (arena && p && static_cast<void*>(p) == static_cast<void*>(arena->given)) return;
+    std::allocator<T>::deallocate(p, n);
+  }
   template <typename U>
   void construct(U* p) noexcept {
     ::new (static_cast<void*>(p)) U;
@@ -44,6 +77,14 @@ struct NoInitAllocator : std::allocator<T> {
     ::new (static_cast<void*>(p)) U(std::forward<A>(a)...);
   }
 };
+template <typename T, typename U>
+bool operator==(const NoInitAllocator<T>& a, const NoInitAllocator<U>& b) noexcept {
+  return a.arena == b.arena;
+}
+template <typename T, typename U>
+bool operator!=(const NoInitAllocator<T>& a, const NoInitAllocator<U>& b) noexcept {
+  return !(a == b);
+}
 using Words = std::vector<uint32_t, NoInitAllocator<uint32_t>>;
 
 constexpr uint64_t kDefaultMaxOutputBytes = uint64_t(1) << 31;
@@ -58,6 +99,10 @@ struct Container {
   Words leafTable;
   // blockFirstLeaf[b] .. blockFirstLeaf[b+1]: the leaves of block b (B+1 entries)
   Words blockFirstLeaf;
+  // v2 streams the fast path parsed (empty otherwise): for block b, [2b] its first payload's
+  // offset and [2b + 1] the end of its last payload, padded to 16: all planChunks needs from the
+  // table, which it then does not read (the table may lie in uncached upload memory).
+  Words blockPayload;
   size_t leafCount() const { return leafTable.size() / SGFP4_LEAF_WORDS; }
 };
 
@@ -71,9 +116,11 @@ constexpr uint64_t kParallelParseMinV1Blocks = 65536;  // v1: by block count (a 
 
 // Throws Failure on any fault. rows/cols are doubles because they arrive from JavaScript.
 // `ranges`: 0 splits large streams over the pool's threads; 1 parses on the caller's thread;
-// k > 1 always splits the records into k ranges (tests compare it with 1).
+// k > 1 always splits the records into k ranges (tests compare it with 1). `arena`: where a v2
+// leaf table may go (see TableArena); the verdict, error and table are the same with or without.
+// On a rejection the table (and what it took from the arena) is freed with the Container.
 Container parse(const uint8_t* bytes, size_t len, Profile profile, double rows, double cols,
-                uint64_t maxOutputBytes = kDefaultMaxOutputBytes, unsigned ranges = 0);
+                uint64_t maxOutputBytes = kDefaultMaxOutputBytes, unsigned ranges = 0, std::shared_ptr<TableArena> arena = nullptr);
 
 // The same verdict, error and tables from the plain sequential parse (v2 records one by one,
 // each through the exact, throwing checks; the table grown as they are accepted). parse's

@@ -44,8 +44,11 @@ class CallTrace {
 class StageTrace {
  public:
   enum Host { Fill, Submit, Wait, Copy, kHost };
-  StageTrace(VulkanDevice& d, size_t stages) : d_(d), on_(std::getenv("SGFP4_VULKAN_TRACE") != nullptr && d.info.timestampValidBits > 0), t0_(now()) {
+  // planStart: when the decode's planning began (its time is printed as planUs).
+  StageTrace(VulkanDevice& d, size_t stages, std::chrono::steady_clock::time_point planStart)
+      : d_(d), on_(std::getenv("SGFP4_VULKAN_TRACE") != nullptr && d.info.timestampValidBits > 0), t0_(now()) {
     if (!on_) return;
+    plan_ = std::chrono::duration<double, std::micro>(t0_ - planStart).count();
     host_.assign(stages * kHost, 0.0);
     VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
@@ -75,7 +78,7 @@ class StageTrace {
     std::vector<uint64_t> ts(4 * n);
     if (vkGetQueryPoolResults(d_.device, queries_, 0, uint32_t(ts.size()), ts.size() * 8, ts.data(), 8, VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT) != VK_SUCCESS) return;
     const double p = d_.info.timestampPeriodNs / 1000.0;
-    std::string s = "{\"setupUs\":" + num(setup_) + ",\"totalUs\":" + num(us(t0_)) + ",\"stages\":[";
+    std::string s = "{\"planUs\":" + num(plan_) + ",\"setupUs\":" + num(setup_) + ",\"totalUs\":" + num(us(t0_)) + ",\"stages\":[";
     for (size_t k = 0; k < n; k++) {
       const uint64_t* t = &ts[4 * k];
       const double* h = &host_[k * kHost];
@@ -97,7 +100,7 @@ class StageTrace {
   VulkanDevice& d_;
   bool on_;
   std::chrono::steady_clock::time_point t0_;
-  double setup_ = 0;
+  double plan_ = 0, setup_ = 0;
   std::vector<double> host_;
   VkQueryPool queries_ = VK_NULL_HANDLE;
 };

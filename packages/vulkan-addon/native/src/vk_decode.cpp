@@ -84,7 +84,7 @@ void writeSets(VulkanDevice& d, DeviceJob& job, const Container& c, const Plan& 
     const VkDeviceSize bound = job.wholeOutputBytes ? job.wholeOutputBytes : outBytes;
     const VkDescriptorBufferInfo bi[5] = {
         {job.stream.buf.buf, ch.streamStart, ch.streamEnd - ch.streamStart},
-        {job.leaves.buf.buf, ch.leafStart * 16, (ch.leafEnd - ch.leafStart) * 16},
+        {job.leafBuffer().buf, ch.leafStart * 16, (ch.leafEnd - ch.leafStart) * 16},
         {job.firstLeaf.buf.buf, 0, firstBytes},
         {out, 0, bound},  // scalar view (partial macroblocks)
         {out, 0, bound},  // vector view
@@ -139,14 +139,18 @@ HostResult decodeToHost(VulkanDevice& d, const uint8_t* bytes, size_t len, const
 }
 
 void decodeInto(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, void* out) {
+  // Each path plans for itself (the same LIMIT_EXCEEDED first): no plan here only to size the output.
+  const uint64_t outBytes = c.rows * c.cols * elementBytes(format);
+  if (d.unifiedMemory) return decodeToHost(d, bytes, len, c, format).copyTo(out);
+  if (!d.info.hostImportAlignment || outBytes < kImportMinBytes) {
+    decodeStaged(d, bytes, len, c, format, defaultRoute(), StagedIo{out});
+    return;
+  }
   const Plan plan = planFor(d, c, len, format);
-  const uint64_t outBytes = c.rows * c.cols * plan.elemBytes;
   VkDeviceSize at = 0;
-  Buffer target;
-  if (!d.unifiedMemory && outBytes >= kImportMinBytes) target = d.importHostMemory(out, outBytes, at);
+  Buffer target = d.importHostMemory(out, outBytes, at);
   if (!target.buf) {
-    if (d.unifiedMemory) decodeToHost(d, bytes, len, c, format).copyTo(out);
-    else decodeStaged(d, bytes, len, c, format, defaultRoute(), StagedIo{out});
+    decodeStaged(d, bytes, len, c, format, defaultRoute(), StagedIo{out});
     return;
   }
   DeviceJob job;

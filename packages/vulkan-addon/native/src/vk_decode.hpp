@@ -21,6 +21,8 @@ PlanLimits planLimits(const VulkanDevice& d);
 // Device-side state of one decode: inputs uploaded, one output buffer per chunk.
 struct DeviceJob {
   Lease stream, leaves, firstLeaf;
+  const Buffer* leavesIn = nullptr;  // non-null: the leaf table's buffer, held by the Container (leavesInPlace), not `leaves`
+  const Buffer& leafBuffer() const { return leavesIn ? *leavesIn : leaves.buf; }
   Buffer importedStream;  // the caller's input pages, when uploaded from them directly
   std::vector<Lease> outputs;  // one per chunk, or (staged) two used in turn
   // Non-zero: outputs[0] holds the whole output (this many bytes), bound whole for every chunk,
@@ -77,6 +79,14 @@ struct StagedIo {
   // hand-over's array is made then); if it throws, the decode is abandoned once the device is done.
   std::function<void(void*)> whileGpuRuns;
 };
+
+// Where the v2 parser may put the leaf table of a decode on `d` (null: not made yet) of this shape
+// and format: pooled upload memory that the direct route then binds as is (leavesInPlace), when
+// the decode will take the direct route (a discrete GPU, the default route, the output in one
+// binding, no host-memory import); else null (the heap, as without an arena).
+std::shared_ptr<TableArena> leafArena(VulkanDevice* d, double rows, double cols, OutputFormat format);
+// The upload buffer of `d` holding c's leaf table (parsed into leafArena's arena), else null.
+const Buffer* leavesInPlace(const VulkanDevice& d, const Container& c);
 
 // Discrete GPUs (vk_staged.cpp): decodes `c` in stages (about 16 MiB of output each, one
 // submission each) into pooled host-visible readback memory, the host's fill of stage k + 1 and

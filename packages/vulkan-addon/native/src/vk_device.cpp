@@ -371,16 +371,31 @@ VkPipelineLayout VulkanDevice::makePipelineLayout(VkDescriptorSetLayout set, uin
   return l;
 }
 
+namespace {
+// Never destroyed: tearing Vulkan down from static destructors at process exit crashed the
+// NVIDIA driver (its own exit handlers run first); the process exit releases everything.
+std::map<std::string, VulkanDevice*>& devices() {
+  static auto* d = new std::map<std::string, VulkanDevice*>();
+  return *d;
+}
+std::mutex& devicesMutex() {
+  static auto* m = new std::mutex();
+  return *m;
+}
+}  // namespace
+
 VulkanDevice& deviceFor(const std::string& selection) {
-  // Never destroyed: tearing Vulkan down from static destructors at process exit crashed the
-  // NVIDIA driver (its own exit handlers run first); the process exit releases everything.
-  static auto* devices = new std::map<std::string, VulkanDevice*>();
-  static std::mutex devicesMutex;
-  std::lock_guard<std::mutex> lock(devicesMutex);
-  auto it = devices->find(selection);
-  if (it != devices->end()) return *it->second;
+  std::lock_guard<std::mutex> lock(devicesMutex());
+  auto it = devices().find(selection);
+  if (it != devices().end()) return *it->second;
   auto d = std::make_unique<VulkanDevice>(selection);
-  return *((*devices)[selection] = d.release());
+  return *(devices()[selection] = d.release());
+}
+
+VulkanDevice* existingDevice(const std::string& selection) {
+  std::lock_guard<std::mutex> lock(devicesMutex());
+  auto it = devices().find(selection);
+  return it == devices().end() ? nullptr : it->second;
 }
 
 void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags srcAccess, VkPipelineStageFlags dst, VkAccessFlags dstAccess) {

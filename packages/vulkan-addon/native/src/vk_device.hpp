@@ -92,6 +92,8 @@ class VulkanDevice {
 
 // One device per selection string ("" = default order or SGFP4_VULKAN_DEVICE), never destroyed.
 VulkanDevice& deviceFor(const std::string& selection);
+// The device deviceFor made for this selection, or null (none made yet: nothing is created).
+VulkanDevice* existingDevice(const std::string& selection);
 
 void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags srcAccess, VkPipelineStageFlags dst, VkAccessFlags dstAccess);
 

@@ -7,6 +7,7 @@
 // - Staged (SGFP4_VULKAN_DIRECT=0): inputs uploaded from pooled staging into device buffers, the
 //   stage decoded into device memory, and the GPU's copy of it into the readback memory.
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -87,7 +88,43 @@ struct Region {
   }
 };
 
+// The leaf table's memory when the parser puts it straight into the upload buffer the kernel
+// binds (the direct route): no heap table, and no copy of it into the upload memory.
+struct UploadArena : TableArena {
+  explicit UploadArena(VulkanDevice& d) : device(d) { owner = &d; }
+  uint32_t* take(size_t words) noexcept override {
+    try {
+      lease = Lease(device.pool, Memory::HostUpload, VkDeviceSize(words) * 4);
+      return static_cast<uint32_t*>(lease.buf.mapped);
+    } catch (...) {
+      lease = Lease();
+      return nullptr;  // the heap, as without an arena
+    }
+  }
+  VulkanDevice& device;
+  Lease lease;
+};
+
+// Whether an output of this size takes the direct route on `d` (decodeStaged).
+bool directFits(const VulkanDevice& d, uint64_t outBytes) { return outBytes <= (planLimits(d).maxRange & ~uint64_t(255)); }
+
 }  // namespace
+
+std::shared_ptr<TableArena> leafArena(VulkanDevice* d, double rows, double cols, OutputFormat format) {
+  if (!d || d->unifiedMemory || d->info.hostImportAlignment || defaultRoute() != Route::Direct) return nullptr;
+  if (!(rows >= 1 && cols >= 1)) return nullptr;
+  const double outBytes = rows * cols * double(elementBytes(format));
+  if (!(outBytes <= double(uint64_t(1) << 40)) || !directFits(*d, uint64_t(outBytes))) return nullptr;
+  return std::make_shared<UploadArena>(*d);
+}
+
+const Buffer* leavesInPlace(const VulkanDevice& d, const Container& c) {
+  const std::shared_ptr<TableArena>& a = c.leafTable.get_allocator().arena;
+  if (!a || a->owner != &d || !a->given || a->given != c.leafTable.data() || c.leafTable.empty()) return nullptr;
+  const Lease& lease = static_cast<const UploadArena&>(*a).lease;
+  if (!lease.buf.buf || lease.buf.size < c.leafTable.size() * 4) return nullptr;
+  return &lease.buf;
+}
 
 Route defaultRoute() {
   const char* direct = std::getenv("SGFP4_VULKAN_DIRECT");  // "0": the staged route (tests, the benchmark's comparison)
@@ -96,21 +133,25 @@ Route defaultRoute() {
 
 Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Container& c, OutputFormat format, Route route, const StagedIo& io) {
   void* const out = io.out;
+  const auto planStart = std::chrono::steady_clock::now();
   const Plan plan = stagePlan(d, c, len, format);
-  StageTrace trace(d, plan.chunks.size());  // setupUs: from here (leases, descriptor sets) to the first stage
+  StageTrace trace(d, plan.chunks.size(), planStart);  // setupUs: from here (leases, descriptor sets) to the first stage
   const VkPipeline pipeline = d.decodePipeline(format);
   const uint64_t leafBytes = c.leafTable.size() * 4, firstBytes = c.blockFirstLeaf.size() * 4;
   const uint64_t leafPadded = (leafBytes + 15) & ~uint64_t(15), firstPadded = (firstBytes + 15) & ~uint64_t(15);
   const uint64_t outBytes = c.rows * c.cols * plan.elemBytes;
   // Direct needs the whole output in one binding (every stage writes its rows in place).
-  const bool direct = route == Route::Direct && outBytes <= (planLimits(d).maxRange & ~uint64_t(255));
+  const bool direct = route == Route::Direct && directFits(d, outBytes);
+  // The leaf table already in upload memory (parsed there): bound as is.
+  const Buffer* leavesIn = direct ? leavesInPlace(d, c) : nullptr;
   const Memory inputs = direct ? Memory::HostUpload : Memory::Device;
   // A stream the caller already put in upload memory: bound as is (direct), else read from there.
   const bool filled = io.stream && io.stream->buf.size >= plan.streamBytes;
   if (filled && !direct) bytes = static_cast<const uint8_t*>(io.stream->buf.mapped);
   DeviceJob job;
   job.stream = filled && direct ? std::move(*io.stream) : Lease(d.pool, inputs, plan.streamBytes);
-  job.leaves = Lease(d.pool, inputs, leafBytes);
+  if (leavesIn) job.leavesIn = leavesIn;
+  else job.leaves = Lease(d.pool, inputs, leafBytes);
   job.firstLeaf = Lease(d.pool, inputs, firstBytes);
   Lease readback = io.readback ? std::move(*io.readback) : Lease(d.pool, Memory::HostReadback, outBytes);
   Lease staging;
@@ -131,6 +172,7 @@ Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Cont
   Region stream{bytes, len, plan.streamBytes, 0, &job.stream.buf};
   if (filled && direct) stream.hi = plan.streamBytes;  // nothing to fill
   Region leaves{reinterpret_cast<const uint8_t*>(c.leafTable.data()), leafBytes, leafPadded, plan.streamBytes, &job.leaves.buf};
+  if (leavesIn) leaves.hi = leafPadded;  // nothing to fill (leafBytes is a multiple of 16)
   Region first{reinterpret_cast<const uint8_t*>(c.blockFirstLeaf.data()), firstBytes, firstPadded, plan.streamBytes + leafPadded, &job.firstLeaf.buf};
   if (!direct)
     for (Region* r : {&stream, &leaves, &first}) r->staging = static_cast<uint8_t*>(staging.buf.mapped), r->stagingBuffer = staging.buf.buf;

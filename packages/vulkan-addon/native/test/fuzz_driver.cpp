@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "../src/sgfp4_parse.hpp"
+#include "test_arena.hpp"
 
 using namespace sgfp4;
 
@@ -98,6 +99,22 @@ static std::string run(const std::vector<uint8_t>& s, Profile p, double rows, do
     want = f.what();
   }
   if (want != got || (got == "OK" && (ref.leafTable != c.leafTable || ref.blockFirstLeaf != c.blockFirstLeaf))) fail("parse differs from parseReference: " + got + " / " + want);
+  // Into a table arena (the Vulkan direct route's upload memory): the same verdict, message and
+  // tables; blockPayload agrees with the table and plans the same; a rejection frees the arena.
+  {
+    auto arena = std::make_shared<sgfp4test::HeapArena>();
+    std::weak_ptr<sgfp4test::HeapArena> watch = arena;
+    Container a;
+    std::string inArena = "OK";
+    try {
+      a = parse(s.data(), s.size(), p, rows, cols, kDefaultMaxOutputBytes, runs % 2 ? 3 : 1, std::move(arena));
+    } catch (const Failure& f) {
+      inArena = f.what();
+      if (!watch.expired()) fail("a rejected parse kept its table arena");
+    }
+    if (inArena != got || (got == "OK" && (a.leafTable != c.leafTable || a.blockFirstLeaf != c.blockFirstLeaf))) fail("parse into an arena differs: " + got + " / " + inArena);
+    if (got == "OK" && !(sgfp4test::payloadSpansMatch(a) && sgfp4test::payloadSpansMatch(c) && sgfp4test::plansAgree(a, s.size()))) fail("blockPayload disagrees with the table");
+  }
   if (runs++ % 4 == 0) {
     const std::string other = outcome(s, p, rows, cols, 3, split);
     if (other != got || (got == "OK" && (split.leafTable != c.leafTable || split.blockFirstLeaf != c.blockFirstLeaf))) fail("range-split parse differs: " + got + " / " + other);

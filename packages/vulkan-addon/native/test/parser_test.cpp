@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "../src/sgfp4_parse.hpp"
+#include "test_arena.hpp"
 
 using namespace sgfp4;
 using Bytes = std::vector<uint8_t>;
@@ -106,10 +107,33 @@ static std::string agree(const Bytes& stream, Profile p, double rows, double col
       out[k] = f.what();
     }
   }
-  *same = out[0] == out[2] && out[1] == out[2];
-  if (*same && out[2] == "OK")
+  // With a table arena (ranges 1 and 3; and one that refuses): the same verdict, message and
+  // tables; the arena held by the table only, so freed with it (a rejection frees it at once).
+  std::string arenaOut[3];
+  Container ca[3];
+  bool arenaOk = true;
+  for (int k = 0; k < 3; k++) {
+    auto arena = std::make_shared<sgfp4test::HeapArena>(k == 2);
+    std::weak_ptr<sgfp4test::HeapArena> watch = arena;
+    try {
+      ca[k] = parse(b.data(), b.size(), p, rows, cols, kDefaultMaxOutputBytes, k == 1 ? 3 : 1, std::move(arena));
+      arenaOut[k] = "OK";
+      // the table is the arena's memory whenever the arena was asked and gave it
+      if (auto a = watch.lock()) arenaOk = arenaOk && (a->calls == 0 || k == 2 || a->given == ca[k].leafTable.data() || ca[k].blockPayload.empty());
+    } catch (const Failure& f) {
+      arenaOut[k] = f.what();
+      arenaOk = arenaOk && watch.expired();
+    }
+  }
+  *same = out[0] == out[2] && out[1] == out[2] && arenaOk;
+  for (int k = 0; k < 3; k++) *same = *same && arenaOut[k] == out[2];
+  if (*same && out[2] == "OK") {
     for (int k = 0; k < 2; k++) *same = *same && c[k].leafTable == c[2].leafTable && c[k].blockFirstLeaf == c[2].blockFirstLeaf;
-  if (!*same) std::printf("  disagree: [%s] [%s] [%s]\n", out[0].c_str(), out[1].c_str(), out[2].c_str());
+    for (int k = 0; k < 3; k++) *same = *same && ca[k].leafTable == c[2].leafTable && ca[k].blockFirstLeaf == c[2].blockFirstLeaf;
+    // blockPayload agrees with the table, and planChunks makes the same plans from either
+    for (int k = 0; k < 2; k++) *same = *same && sgfp4test::payloadSpansMatch(c[k]) && sgfp4test::payloadSpansMatch(ca[k]) && sgfp4test::plansAgree(ca[k], b.size());
+  }
+  if (!*same) std::printf("  disagree: [%s] [%s] [%s] arena [%s] [%s] [%s]%s\n", out[0].c_str(), out[1].c_str(), out[2].c_str(), arenaOut[0].c_str(), arenaOut[1].c_str(), arenaOut[2].c_str(), arenaOk ? "" : " (arena)");
   return out[2];
 }
 
