@@ -30,6 +30,7 @@ async function collect(): Promise<void> {
 afterEach(() => {
   delete process.env.SGFP4_VULKAN_STAGE_BYTES;
   delete process.env.SGFP4_VULKAN_DIRECT;
+  delete process.env.SGFP4_VULKAN_LEAF_TABLE;
 });
 
 // 320 x 1030 float32: 1.26 MiB, over the hand-over threshold (1 MiB); five macroblock rows.
@@ -74,6 +75,12 @@ describe("decodes in stages give the bits of construction", () => {
       });
     }
   }
+
+  it("v2, direct route, the leaf table on the heap and copied into upload memory (SGFP4_VULKAN_LEAF_TABLE=copy, as before it was parsed there): every call and format", async () => {
+    process.env.SGFP4_VULKAN_LEAF_TABLE = "copy";
+    process.env.SGFP4_VULKAN_STAGE_BYTES = "1";
+    await everyCallAndFormat(906, "v2");
+  });
 
   it("decodeAsync handing over (its input copied into the upload memory the kernel reads): overwriting bytes right after the call changes nothing", async () => {
     process.env.SGFP4_VULKAN_STAGE_BYTES = "1";

@@ -112,6 +112,10 @@ bool directFits(const VulkanDevice& d, uint64_t outBytes) { return outBytes <= (
 
 std::shared_ptr<TableArena> leafArena(VulkanDevice* d, double rows, double cols, OutputFormat format) {
   if (!d || d->unifiedMemory || d->info.hostImportAlignment || defaultRoute() != Route::Direct) return nullptr;
+  // SGFP4_VULKAN_LEAF_TABLE=copy: the table on the heap, copied into upload memory by the stages'
+  // fills, as before session 15 (the benchmark's comparison in one run; read per call).
+  const char* where = std::getenv("SGFP4_VULKAN_LEAF_TABLE");
+  if (where && std::strcmp(where, "copy") == 0) return nullptr;
   if (!(rows >= 1 && cols >= 1)) return nullptr;
   const double outBytes = rows * cols * double(elementBytes(format));
   if (!(outBytes <= double(uint64_t(1) << 40)) || !directFits(*d, uint64_t(outBytes))) return nullptr;
