@@ -774,3 +774,61 @@ int fit_node(int y, int x, int size, int v2, int maxIterations) {
   fit_result[9] = t158_bound_of(round_codes[(int)fit_result[7]], n, half_value((int)fit_result[0]), half_value((int)fit_result[1]), fit_result[2]);
   return 1;
 }
+
+/* ---- src/power.ts PowerSum.add's groups of eight (addSquares / addCappedSquares): a piece of the tensor
+   in power_values (len a multiple of 8), element j of it in local partial j mod 8 (power_partials, two
+   per vector), each square of the float32 as a double (exact) added in index order; capped: min(square,
+   cap2) as Math.min (f64x2.min: NaN stays NaN, as there). */
+float power_values[16384];
+double power_partials[8];
+
+static inline v128_t promote_high(v128_t a) {
+  v128_t t = wasm_i32x4_shuffle(a, a, 2, 3, 2, 3);
+  __asm__("" : "+r"(t));
+  return wasm_f64x2_promote_low_f32x4(t);
+}
+
+static inline v128_t promote_low(v128_t a) {
+  __asm__("" : "+r"(a));
+  return wasm_f64x2_promote_low_f32x4(a);
+}
+
+/* with exponents: also each value's float32 exponent field counted into exponent_hist (src/power.ts
+   ExponentCounts.add: exact integer counts, in any order) */
+int exponent_hist[256];
+
+void power_add(int len, double cap2, int capped, int exponents) {
+  if (exponents) {
+    for (int i = 0; i < len; i++) {
+      unsigned int bits;
+      __builtin_memcpy(&bits, &power_values[i], 4);
+      exponent_hist[(bits >> 23) & 0xff]++;
+    }
+  }
+  v128_t p01 = wasm_v128_load(&power_partials[0]), p23 = wasm_v128_load(&power_partials[2]);
+  v128_t p45 = wasm_v128_load(&power_partials[4]), p67 = wasm_v128_load(&power_partials[6]);
+  const v128_t cap = wasm_f64x2_splat(cap2);
+  if (capped) {
+    for (int i = 0; i < len; i += 8) {
+      const v128_t a = wasm_v128_load(&power_values[i]), b = wasm_v128_load(&power_values[i + 4]);
+      const v128_t a01 = promote_low(a), a23 = promote_high(a), b01 = promote_low(b), b23 = promote_high(b);
+      p01 = wasm_f64x2_add(p01, wasm_f64x2_min(wasm_f64x2_mul(a01, a01), cap));
+      p23 = wasm_f64x2_add(p23, wasm_f64x2_min(wasm_f64x2_mul(a23, a23), cap));
+      p45 = wasm_f64x2_add(p45, wasm_f64x2_min(wasm_f64x2_mul(b01, b01), cap));
+      p67 = wasm_f64x2_add(p67, wasm_f64x2_min(wasm_f64x2_mul(b23, b23), cap));
+    }
+  } else {
+    for (int i = 0; i < len; i += 8) {
+      const v128_t a = wasm_v128_load(&power_values[i]), b = wasm_v128_load(&power_values[i + 4]);
+      const v128_t a01 = promote_low(a), a23 = promote_high(a), b01 = promote_low(b), b23 = promote_high(b);
+      p01 = wasm_f64x2_add(p01, wasm_f64x2_mul(a01, a01));
+      p23 = wasm_f64x2_add(p23, wasm_f64x2_mul(a23, a23));
+      p45 = wasm_f64x2_add(p45, wasm_f64x2_mul(b01, b01));
+      p67 = wasm_f64x2_add(p67, wasm_f64x2_mul(b23, b23));
+    }
+  }
+  wasm_v128_store(&power_partials[0], p01);
+  wasm_v128_store(&power_partials[2], p23);
+  wasm_v128_store(&power_partials[4], p45);
+  wasm_v128_store(&power_partials[6], p67);
+}

@@ -123,8 +123,7 @@ export async function checkedPower(src: TensorRows, exponents?: ExponentCounts):
   const sum = new PowerSum();
   const cols = src.shape[1];
   await forEachBand(src, (band, row0) => {
-    sum.add(band);
-    exponents?.add(band);
+    sum.add(band, exponents);
     if (!Number.isFinite(sum.sum())) {
       const i = band.findIndex((v) => !Number.isFinite(v));
       throw new Sgfp4Error("INVALID_ARGUMENT", `tensor value ${row0 * cols + i} is ${band[i]}; only finite weights can be encoded`);

@@ -1,3 +1,5 @@
+import { POWER_VALUES, fitKernels, type FitKernels } from "./fit/kernels.js";
+
 /**
  * The tensor's power (mean w^2) and the rd policy's robust power, computed over the tensor's
  * values in one or several consecutive pieces (bands of rows read from a file) with the same
@@ -18,7 +20,11 @@ export class PowerSum {
 
   constructor(private readonly cap2 = Infinity) {}
 
-  add(data: Float32Array): this {
+  /**
+   * Adds the values' squares; with exponents, also counts them there (ExponentCounts.add, in the same
+   * pass where the kernel runs).
+   */
+  add(data: Float32Array, exponents?: ExponentCounts): this {
     const n = data.length;
     const cap2 = this.cap2;
     const p = this.p;
@@ -27,8 +33,15 @@ export class PowerSum {
     // the fast loops add the compare's terms (a square below cap2, else cap2) for every value but
     // NaN, for which they add NaN and the compare cap2: a NaN result is redone with the compare
     const before = p.slice();
-    if (cap2 === Infinity) addSquares(data, bulk, p, s);
-    else addCappedSquares(data, bulk, p, s, cap2);
+    const kern = bulk > 0 ? fitKernels() : null;
+    if (kern) {
+      addSquaresInKernel(kern, data, bulk, p, s, cap2, exponents);
+      exponents?.add(data.subarray(bulk));
+    } else {
+      if (cap2 === Infinity) addSquares(data, bulk, p, s);
+      else addCappedSquares(data, bulk, p, s, cap2);
+      exponents?.add(data);
+    }
     if (Number.isNaN(p[0]! + p[1]! + p[2]! + p[3]! + p[4]! + p[5]! + p[6]! + p[7]!)) {
       p.set(before);
       for (let i = 0; i < bulk; i++) {
@@ -99,6 +112,24 @@ function addCappedSquares(data: Float32Array, end: number, p: Float64Array, s: n
   storePartials(p, s, p0, p1, p2, p3, p4, p5, p6, p7);
 }
 
+/**
+ * addSquares (cap2 Infinity) or addCappedSquares in the kernel (native/fit.c power_add, two partials per
+ * vector, each in index order, the same operations): pieces of POWER_VALUES copied into its memory.
+ */
+function addSquaresInKernel(kern: FitKernels, data: Float32Array, end: number, p: Float64Array, s: number, cap2: number, exponents: ExponentCounts | undefined): void {
+  const q = kern.powerPartials;
+  for (let j = 0; j < 8; j++) q[j] = p[(s + j) & 7]!;
+  const capped = cap2 === Infinity ? 0 : 1;
+  if (exponents) kern.exponentHist.fill(0);
+  for (let at = 0; at < end; at += POWER_VALUES) {
+    const len = Math.min(POWER_VALUES, end - at);
+    kern.powerValues.set(data.subarray(at, at + len));
+    kern.powerAdd(len, cap2, capped, exponents ? 1 : 0);
+  }
+  for (let j = 0; j < 8; j++) p[(s + j) & 7] = q[j]!;
+  exponents?.addCounts(kern.exponentHist, end);
+}
+
 function storePartials(p: Float64Array, s: number, p0: number, p1: number, p2: number, p3: number, p4: number, p5: number, p6: number, p7: number): void {
   p[s] = p0;
   p[(s + 1) & 7] = p1;
@@ -141,6 +172,14 @@ export class ExponentCounts {
     }
     for (; i < n; i++) partial[(words[i]! >>> 23) & 0xff]!++;
     this.count += data.length;
+    return this;
+  }
+
+  /** Counts made elsewhere (count: per exponent field) of `values` values. */
+  addCounts(count: Int32Array, values: number): this {
+    const partial = this.partial;
+    for (let e = 0; e < 256; e++) partial[e] = partial[e]! + count[e]!;
+    this.count += values;
     return this;
   }
 

@@ -4,7 +4,8 @@ import { join } from "node:path";
 import { sha256Hex, type Shape } from "@sgfp4/format";
 import { afterAll, describe, expect, it } from "vitest";
 import { WorkerPool } from "../src/parallel.js";
-import { PowerSum, tensorPower } from "../src/power.js";
+import { ExponentCounts, PowerSum, tensorPower } from "../src/power.js";
+import { useFitKernels } from "../src/fit/kernels.js";
 import { synthetic } from "../src/random.js";
 import { encodeTensor, encodeTensorBands, joinPieces, type EncodeOptions } from "../src/tensor.js";
 
@@ -120,6 +121,20 @@ describe("PowerSum", () => {
       at = c;
     }
     expect((p[0]! + p[1]! + (p[2]! + p[3]!) + (p[4]! + p[5]! + (p[6]! + p[7]!))) / data.length).not.toBe(whole);
+  });
+
+  it("gives the same sums and exponent counts with the kernel (pieces of its buffer and a tail) as without", () => {
+    const data = new Float32Array(3 * 16384 + 13).map((_, i) => Math.sin(i * 0.37) * 2 ** ((i % 23) - 11));
+    const run = (): [number, number, number] => {
+      const ex = new ExponentCounts();
+      const plain = new PowerSum().add(data.subarray(0, 5), ex).add(data.subarray(5), ex).sum();
+      const cap2 = ex.cap2();
+      return [plain, cap2, new PowerSum(cap2).add(data.subarray(0, 16387)).add(data.subarray(16387)).sum()];
+    };
+    useFitKernels(false);
+    const js = run();
+    useFitKernels(true);
+    expect(run()).toEqual(js);
   });
 
   it("adds each square as min(w^2, cap) would, a NaN as the cap (Infinity without one), in the fast loop too", () => {

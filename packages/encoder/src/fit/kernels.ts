@@ -65,6 +65,17 @@ export interface FitKernels {
    * loaded; the caller goes on from there), 1: fitResult holds the FP4 candidate.
    */
   fitNode(y: number, x: number, size: number, v2: number, maxIterations: number): number;
+  /** power.ts PowerSum's eight partials (local: element j of the piece in partial j mod 8) */
+  readonly powerPartials: Float64Array;
+  /** a piece of the tensor (up to 16384 values) for powerAdd */
+  readonly powerValues: Float32Array;
+  /**
+   * addSquares (capped 0) / addCappedSquares (capped 1, Math.min with cap2) of powerValues[0 .. len),
+   * len a multiple of 8, into powerPartials; exponents 1: each value's float32 exponent field also
+   * counted into exponentHist
+   */
+  powerAdd(len: number, cap2: number, capped: number, exponents: number): void;
+  readonly exponentHist: Int32Array;
 }
 
 interface Exports {
@@ -84,6 +95,10 @@ interface Exports {
   round_codes: WebAssembly.Global;
   leaf_lwe(size: number, S: number, B: number): number;
   fit_node(y: number, x: number, size: number, v2: number, maxIterations: number): number;
+  power_add(len: number, cap2: number, capped: number, exponents: number): void;
+  exponent_hist: WebAssembly.Global;
+  power_values: WebAssembly.Global;
+  power_partials: WebAssembly.Global;
   polish_stored(n: number, fp4: number, v2: number, scaleBits: number, biasBits: number, sse: number): void;
   node_stats: WebAssembly.Global;
   pass_sums: WebAssembly.Global;
@@ -95,6 +110,9 @@ interface Exports {
   pair_bias: WebAssembly.Global;
   pair_error: WebAssembly.Global;
 }
+
+/** Values of native/fit.c power_values. */
+export const POWER_VALUES = 16384;
 
 function base64ToBytes(b64: string): Uint8Array<ArrayBuffer> {
   const s = atob(b64);
@@ -137,6 +155,10 @@ function instantiate(): FitKernels | null {
       polishStored: e.polish_stored,
       leafLwe: e.leaf_lwe,
       fitNode: e.fit_node,
+      powerPartials: view(e.power_partials, 8),
+      powerValues: new Float32Array(buffer, e.power_values.value as number, POWER_VALUES),
+      powerAdd: e.power_add,
+      exponentHist: new Int32Array(buffer, e.exponent_hist.value as number, 256),
       fitResult: view(e.fit_result, 10),
       roundCodes: [new Int8Array(buffer, e.round_codes.value as number, 4096), new Int8Array(buffer, (e.round_codes.value as number) + 4096, 4096)],
     };
