@@ -5,7 +5,7 @@
  */
 import { MACROBLOCK, V1_PAYLOAD_BYTES, halfToFloat, packCodes, writeV2Record, type Shape } from "@sgfp4/format";
 import { FitWorkspace, fitLeaf, type FitOptions } from "./fit.js";
-import { fitKernels } from "./fit/kernels.js";
+import { TILE_WIDTH, fitKernels } from "./fit/kernels.js";
 import { MacroblockFitter, NODES_PER_BLOCK, blockFromLeaves, decideByThreshold, decideRd, leavesOfNode, leavesOfRd, type BlockOut, type QuadtreeOptions } from "./quadtree.js";
 import { NODE_STATS, RdSolver, macroblockStats, t158SseGap, writeNodeStats, type Distortion, type LeafFloor } from "./rd.js";
 
@@ -169,15 +169,21 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
   const { weights: tileWeights, decoded: tileDecoded, decodedBits: tileDecodedBits } = tileScratch;
   const data = job.data;
   const clip = job.policy === "rd";
+  // the tile row in the kernels' memory (its blocks, decode and sums there) where they run and it fits
+  const width = tilesX * MACROBLOCK;
+  const kern = fitKernels();
+  const kernTile = kern && block === kern.blockValues && width <= TILE_WIDTH ? kern : null;
   let b = 0;
   let total = 0;
   let maxAbsError = 0;
   for (let ty = job.tileRowStart; ty < job.tileRowEnd; ty++) {
     const rowBase = (ty - job.tileRowStart) * MACROBLOCK;
     const realRows = Math.min(MACROBLOCK, rowsInData - rowBase);
-    tileRowToBlocks(data, cols, rowBase, realRows, tilesX, tileWeights, clip);
+    if (kernTile) kernTile.tileRows.set(data.subarray(rowBase * cols, (rowBase + realRows) * cols));
+    else tileRowToBlocks(data, cols, rowBase, realRows, tilesX, tileWeights, clip);
     for (let bx = 0; bx < tilesX; bx++, b++) {
-      block.set(tileWeights.subarray(bx * area, (bx + 1) * area));
+      if (kernTile) kernTile.loadBlock(bx, cols, realRows, clip ? 1 : 0);
+      else block.set(tileWeights.subarray(bx * area, (bx + 1) * area));
       let out: BlockOut;
       if (v1) {
         const f = fitLeaf(block, MACROBLOCK, job.fit, ws);
@@ -222,7 +228,21 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
       }
       lweArea[b] = lwe;
       // decoded here, in the job's thread, rather than on the main thread after all jobs
-      decodeLeaves(out, tileDecodedBits, bx * area);
+      if (kernTile) decodeLeaves(out, kernTile.tileDecodedBits, bx * MACROBLOCK, width);
+      else decodeLeaves(out, tileDecodedBits, bx * area, MACROBLOCK);
+    }
+    if (kernTile) {
+      // native/fit.c tile_sums: the loop below's sums (the same order and operations); the decode copied row by row
+      const sums = kernTile.tileSumsOut;
+      sums[2] = maxAbsError;
+      kernTile.tileSums(realRows, cols, width);
+      maxAbsError = sums[2]!;
+      counts[COUNT_CLIPPED]! += sums[3]!;
+      signalError[2 * (ty - job.tileRowStart)] = sums[0]!;
+      signalError[2 * (ty - job.tileRowStart) + 1] = sums[1]!;
+      const rows = kernTile.tileDecoded;
+      for (let r = 0; r < realRows; r++) decoded.set(rows.subarray(r * width, r * width + cols), (rowBase + r) * cols);
+      continue;
     }
     // the decode copied to its rows, and the sums over them, in index order
     let sig = 0;
@@ -293,10 +313,10 @@ function tileRowToBlocks(data: Float32Array, cols: number, rowBase: number, real
 }
 
 /**
- * The exact decode of a block's leaves as the float32 bits of a row-major 64x64 block at `at` of
- * `out` (reconstructBlock without the tensor's shape: padding is decoded too).
+ * The exact decode of a block's leaves as float32 bits into `out`: its row r (of 64) at at + r * stride
+ * (reconstructBlock without the tensor's shape: padding is decoded too).
  */
-function decodeLeaves(block: BlockOut, out: Int32Array, at: number): void {
+function decodeLeaves(block: BlockOut, out: Int32Array, at: number, stride: number): void {
   const values = leafValues;
   const bits = leafBits;
   for (const l of block.leaves) {
@@ -305,7 +325,7 @@ function decodeLeaves(block: BlockOut, out: Int32Array, at: number): void {
     const B = halfToFloat(l.biasBits);
     for (let q = -8; q < 8; q++) values[q + 8] = S * q + B;
     const size = l.size;
-    for (let r = 0, k = 0, o = at + l.y * MACROBLOCK + l.x; r < size; r++, k += size, o += MACROBLOCK) {
+    for (let r = 0, k = 0, o = at + l.y * stride + l.x; r < size; r++, k += size, o += stride) {
       for (let j = 0; j < size; j++) out[o + j] = bits[codes[k + j]! + 8]!;
     }
   }

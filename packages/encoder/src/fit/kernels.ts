@@ -76,6 +76,17 @@ export interface FitKernels {
    */
   powerAdd(len: number, cap2: number, capped: number, exponents: number): void;
   readonly exponentHist: Int32Array;
+  /** blocks.ts encodeBlockRows' tile row (up to TILE_WIDTH columns): its real rows as read (row r at r * cols) */
+  readonly tileRows: Float32Array;
+  /** the tile row's decode, row-major (row r at r * width, width the columns padded to a multiple of 64), as float32 bits */
+  readonly tileDecodedBits: Int32Array;
+  readonly tileDecoded: Float32Array;
+  /** block bx of the tile row in tileRows into blockValues (tileRowToBlocks' block; clip 1: clipped as there) */
+  loadBlock(bx: number, cols: number, rows: number, clip: number): void;
+  /** the sums over the tile row's real weights in index order into tileSumsOut (its [2]: the largest |w - decoded| so far, in and out) */
+  tileSums(rows: number, cols: number, width: number): void;
+  /** sum w^2, sum (w - decoded)^2, max |w - decoded|, weights clipped */
+  readonly tileSumsOut: Float64Array;
 }
 
 interface Exports {
@@ -97,6 +108,11 @@ interface Exports {
   fit_node(y: number, x: number, size: number, v2: number, maxIterations: number): number;
   power_add(len: number, cap2: number, capped: number, exponents: number): void;
   exponent_hist: WebAssembly.Global;
+  load_block(bx: number, cols: number, rows: number, clip: number): void;
+  tile_sums(rows: number, cols: number, width: number): void;
+  tile_rows: WebAssembly.Global;
+  tile_decoded: WebAssembly.Global;
+  tile_sums_out: WebAssembly.Global;
   power_values: WebAssembly.Global;
   power_partials: WebAssembly.Global;
   polish_stored(n: number, fp4: number, v2: number, scaleBits: number, biasBits: number, sse: number): void;
@@ -110,6 +126,9 @@ interface Exports {
   pair_bias: WebAssembly.Global;
   pair_error: WebAssembly.Global;
 }
+
+/** Columns of the widest tensor whose tile rows native/fit.c holds (tile_rows, tile_decoded). */
+export const TILE_WIDTH = 4096;
 
 /** Values of native/fit.c power_values. */
 export const POWER_VALUES = 16384;
@@ -159,6 +178,12 @@ function instantiate(): FitKernels | null {
       powerValues: new Float32Array(buffer, e.power_values.value as number, POWER_VALUES),
       powerAdd: e.power_add,
       exponentHist: new Int32Array(buffer, e.exponent_hist.value as number, 256),
+      tileRows: new Float32Array(buffer, e.tile_rows.value as number, 64 * TILE_WIDTH),
+      tileDecodedBits: new Int32Array(buffer, e.tile_decoded.value as number, 64 * TILE_WIDTH),
+      tileDecoded: new Float32Array(buffer, e.tile_decoded.value as number, 64 * TILE_WIDTH),
+      loadBlock: e.load_block,
+      tileSums: e.tile_sums,
+      tileSumsOut: view(e.tile_sums_out, 4),
       fitResult: view(e.fit_result, 10),
       roundCodes: [new Int8Array(buffer, e.round_codes.value as number, 4096), new Int8Array(buffer, (e.round_codes.value as number) + 4096, 4096)],
     };
