@@ -679,13 +679,19 @@ static double lwe_scratch_a[32 * 32];
 static double lwe_scratch_b[16 * 16];
 static const double LWE_BAND_WEIGHTS[6] = {1, 1.25, 1.5, 1.75, 2, 2.25};
 
-double leaf_lwe(int size, double S, double B) {
+extern float tile_decoded[];
+
+/* with dec not null, also the leaf's decode as float32 rows at dec (row r at dec + r * stride) */
+static double leaf_lwe_of(int size, double S, double B, float *dec, int stride) {
   const int count = size * size;
   const v128_t vs = wasm_f64x2_splat(S), vb = wasm_f64x2_splat(B);
   /* count is even (size >= 2); two weights per vector (fround2: clang 14 scalarised the plain loop) */
   for (int i = 0; i < count; i += 2) {
     v128_t q = wasm_f64x2_make((double)bound_codes[i], (double)bound_codes[i + 1]);
-    wasm_v128_store(&lwe_errors[i], wasm_f64x2_sub(wasm_v128_load(&fit_values[i]), fround2(wasm_f64x2_add(wasm_f64x2_mul(vs, q), vb))));
+    v128_t d = fround2(wasm_f64x2_add(wasm_f64x2_mul(vs, q), vb));
+    wasm_v128_store(&lwe_errors[i], wasm_f64x2_sub(wasm_v128_load(&fit_values[i]), d));
+    /* d holds float32 values: demoted exactly (the decoders' float32 of S q + B; i, i + 1 share a row) */
+    if (dec) wasm_v128_store64_lane(&dec[(i / size) * stride + i % size], wasm_f32x4_demote_f64x2_zero(d), 0);
   }
   double total = 0;
   const double *cur = lwe_errors;
@@ -716,6 +722,15 @@ double leaf_lwe(int size, double S, double B) {
   }
   const double low = cur[0];
   return total + 4 * low * low;
+}
+
+double leaf_lwe(int size, double S, double B) {
+  return leaf_lwe_of(size, S, B, 0, 0);
+}
+
+/* leaf_lwe, and the leaf's decode written to tile_decoded at `at` (rows `stride` apart) */
+double leaf_lwe_at(int size, double S, double B, int at, int stride) {
+  return leaf_lwe_of(size, S, B, &tile_decoded[at], stride);
 }
 
 /* ---- src/quadtree.ts MacroblockFitter.fitOrBound's node fit under the rd policy's lazy fits (src/fit/leaf.ts

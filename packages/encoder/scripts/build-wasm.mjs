@@ -14,7 +14,7 @@ const target = join(root, "src", "fit", "wasm-bytes.generated.ts");
 // -ffp-contract=off: mul then add, never fused (the sums must be the JavaScript loops' numbers).
 const flags = ["--target=wasm32", "-msimd128", "-O3", "-nostdlib", "-ffreestanding", "-ffp-contract=off", "-Wl,--no-entry", "-Wl,--strip-all",
   "-Wl,--export=rank_fp4", "-Wl,--export=leaf_lwe", "-Wl,--export=polish_stored", "-Wl,--export=joint_fit", "-Wl,--export=fit_result", "-Wl,--export=round_codes", "-Wl,--export=t158_bound", "-Wl,--export=bound_codes", "-Wl,--export=load_node", "-Wl,--export=block_values", "-Wl,--export=node_stats", "-Wl,--export=pass_fp4", "-Wl,--export=pass_t158", "-Wl,--export=pass_codes", "-Wl,--export=pass_sums", "-Wl,--export=rank_t158", "-Wl,--export=polish_fp4",
-  "-Wl,--export=fit_node", "-Wl,--export=power_add", "-Wl,--export=power_values", "-Wl,--export=power_partials", "-Wl,--export=exponent_hist", "-Wl,--export=load_block", "-Wl,--export=tile_sums", "-Wl,--export=tile_rows", "-Wl,--export=tile_decoded", "-Wl,--export=tile_sums_out", "-Wl,--export=fit_values", "-Wl,--export=start_scale", "-Wl,--export=start_bias", "-Wl,--export=start_sums",
+  "-Wl,--export=fit_node", "-Wl,--export=power_add", "-Wl,--export=power_values", "-Wl,--export=power_partials", "-Wl,--export=exponent_hist", "-Wl,--export=load_block", "-Wl,--export=leaf_lwe_at", "-Wl,--export=tile_sums", "-Wl,--export=tile_rows", "-Wl,--export=tile_decoded", "-Wl,--export=tile_sums_out", "-Wl,--export=fit_values", "-Wl,--export=start_scale", "-Wl,--export=start_bias", "-Wl,--export=start_sums",
   "-Wl,--export=pair_scale", "-Wl,--export=pair_bias", "-Wl,--export=pair_error"];
 
 const version = execFileSync("clang", ["--version"], { encoding: "utf8" }).split("\n")[0].trim();

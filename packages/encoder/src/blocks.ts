@@ -185,6 +185,7 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
       if (kernTile) kernTile.loadBlock(bx, cols, realRows, clip ? 1 : 0);
       else block.set(tileWeights.subarray(bx * area, (bx + 1) * area));
       let out: BlockOut;
+      let decodedInKernel = false;
       if (v1) {
         const f = fitLeaf(block, MACROBLOCK, job.fit, ws);
         const c = f.chosen;
@@ -207,7 +208,13 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
           const choice = given
             ? solver.solve(given, local * NODE_STATS * NODES_PER_BLOCK, job.rd.lambda)
             : solver.solve(blockStats, 0, job.rd.lambda, fill, lazyRd && job.distortion === "mse" ? floorOf : undefined);
+          if (kernTile) {
+            // the chosen leaves' decode written where their LWE is measured (decodeLeaves below only if not all were)
+            fitter.decodeAt = bx * MACROBLOCK;
+            fitter.decodeStride = width;
+          }
           out = blockFromLeaves(leavesOfRd(fitter, choice, true));
+          decodedInKernel = fitter.decodedWeights === MACROBLOCK * MACROBLOCK;
         } else if (job.rd && job.rd.stats) {
           out = blockFromLeaves(leavesOfRd(fitter, decideRd(job.rd.stats, local * 3 * NODES_PER_BLOCK, job.rd.lambda)));
         } else {
@@ -228,7 +235,9 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
       }
       lweArea[b] = lwe;
       // decoded here, in the job's thread, rather than on the main thread after all jobs
-      if (kernTile) decodeLeaves(out, kernTile.tileDecodedBits, bx * MACROBLOCK, width);
+      if (kernTile) {
+        if (!decodedInKernel) decodeLeaves(out, kernTile.tileDecodedBits, bx * MACROBLOCK, width);
+      }
       else decodeLeaves(out, tileDecodedBits, bx * area, MACROBLOCK);
     }
     if (kernTile) {

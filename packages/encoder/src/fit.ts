@@ -9,5 +9,5 @@ export { assignCodes } from "./fit/codes.js";
 export { SCALE_MULTIPLIERS } from "./fit/scale-search.js";
 export { fitFp4Plain, fitT158Plain } from "./fit/plain.js";
 export { refitCandidate } from "./fit/refit.js";
-export { boundOrFitLeaf, fitLeaf, fitLeafCandidates, fitLeafCandidatesAfterKernel, fitLeafChosen, fitLeafWithSum, resumeLeafFit, withLwe, type FitResume, type LweLowerBound } from "./fit/leaf.js";
+export { boundOrFitLeaf, fitLeaf, fitLeafCandidates, fitLeafCandidatesAfterKernel, fitLeafChosen, fitLeafWithSum, resumeLeafFit, withLwe, withLweDecoding, type FitResume, type LweLowerBound } from "./fit/leaf.js";
 export { finishLeaf, polishStored } from "./fit/polish.js";

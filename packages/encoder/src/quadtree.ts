@@ -4,7 +4,7 @@
  * (approximate bits per leaf). The "rd" policy is in rd.ts.
  */
 import { LAYOUT, MACROBLOCK, MODE_FP4, MODE_T158, align16, payloadBytes, type Layout, type Mode, type QuadTree } from "@sgfp4/format";
-import { boundOrFitLeaf, fitLeafCandidates, fitLeafCandidatesAfterKernel, fitLeafChosen, fitLeafWithSum, finishLeaf, resumeLeafFit, withLwe, type Candidate, type FitOptions, type FitResume, type FitWorkspace, type LeafFit, type LweLowerBound } from "./fit.js";
+import { boundOrFitLeaf, fitLeafCandidates, fitLeafCandidatesAfterKernel, fitLeafChosen, fitLeafWithSum, finishLeaf, resumeLeafFit, withLwe, withLweDecoding, type Candidate, type FitOptions, type FitResume, type FitWorkspace, type LeafFit, type LweLowerBound } from "./fit.js";
 import { fitKernels } from "./fit/kernels.js";
 import type { Fitted } from "./fit/types.js";
 
@@ -104,9 +104,21 @@ export class MacroblockFitter {
     if (!lweMissing && !polish) return c;
     const v = this.valuesOf(y, x, size);
     const out = polish ? finishLeaf(this.ws, v, size * size, c as Fitted, this.fit) : c;
-    if (Number.isNaN(out.lwe)) withLwe(this.ws, v, size, out);
+    if (Number.isNaN(out.lwe)) {
+      if (this.decodeAt >= 0 && withLweDecoding(this.ws, v, size, out, this.decodeAt + y * this.decodeStride + x, this.decodeStride)) this.decodedWeights += size * size;
+      else withLwe(this.ws, v, size, out);
+    }
     return out;
   }
+
+  /**
+   * Where chosenLeaf writes the decode of the leaves whose LWE it measures in the kernel (kern.tileDecoded:
+   * the block's (0, 0) at decodeAt, rows decodeStride apart; -1: nowhere), and how many weights it wrote:
+   * MACROBLOCK^2 when it wrote every leaf of the block.
+   */
+  decodeAt = -1;
+  decodeStride = 0;
+  decodedWeights = 0;
 
   /** The node's values (the block itself, or copied into ws.nodeValues). */
   private valuesOf(y: number, x: number, size: number): Float64Array {

@@ -83,6 +83,8 @@ export interface FitKernels {
   readonly tileDecoded: Float32Array;
   /** block bx of the tile row in tileRows into blockValues (tileRowToBlocks' block; clip 1: clipped as there) */
   loadBlock(bx: number, cols: number, rows: number, clip: number): void;
+  /** leafLwe, and the leaf's decode (float32) written to tileDecoded at `at`, rows `stride` apart */
+  leafLweAt(size: number, S: number, B: number, at: number, stride: number): number;
   /** the sums over the tile row's real weights in index order into tileSumsOut (its [2]: the largest |w - decoded| so far, in and out) */
   tileSums(rows: number, cols: number, width: number): void;
   /** sum w^2, sum (w - decoded)^2, max |w - decoded|, weights clipped */
@@ -109,6 +111,7 @@ interface Exports {
   power_add(len: number, cap2: number, capped: number, exponents: number): void;
   exponent_hist: WebAssembly.Global;
   load_block(bx: number, cols: number, rows: number, clip: number): void;
+  leaf_lwe_at(size: number, S: number, B: number, at: number, stride: number): number;
   tile_sums(rows: number, cols: number, width: number): void;
   tile_rows: WebAssembly.Global;
   tile_decoded: WebAssembly.Global;
@@ -182,6 +185,7 @@ function instantiate(): FitKernels | null {
       tileDecodedBits: new Int32Array(buffer, e.tile_decoded.value as number, 64 * TILE_WIDTH),
       tileDecoded: new Float32Array(buffer, e.tile_decoded.value as number, 64 * TILE_WIDTH),
       loadBlock: e.load_block,
+      leafLweAt: e.leaf_lwe_at,
       tileSums: e.tile_sums,
       tileSumsOut: view(e.tile_sums_out, 4),
       fitResult: view(e.fit_result, 10),

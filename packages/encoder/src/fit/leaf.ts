@@ -164,6 +164,23 @@ export function withLwe(ws: FitWorkspace, v: Float64Array, size: number, c: Cand
   return c;
 }
 
+/**
+ * withLwe, and where the kernel measures it (it then returns true), the candidate's decode (float32,
+ * the decoders' numbers) written to kern.tileDecoded at `at`, rows `stride` apart.
+ */
+export function withLweDecoding(ws: FitWorkspace, v: Float64Array, size: number, c: Candidate, at: number, stride: number): boolean {
+  const kern = size >= 2 && size <= 64 && (size & (size - 1)) === 0 ? fitKernels() : null;
+  if (!kern) {
+    withLwe(ws, v, size, c);
+    return false;
+  }
+  const n = size * size;
+  valuesIn(kern, v, n);
+  kern.boundCodes.set(c.codes.length === n ? c.codes : c.codes.subarray(0, n));
+  c.lwe = kern.leafLweAt(size, halfBitsValue(c.scaleBits), halfBitsValue(c.biasBits), at, stride);
+  return true;
+}
+
 function select(ws: FitWorkspace, v: Float64Array, size: number, o: FitOptions, sv: number, chosenOnly: boolean, splitAbove: number, resume: FitResume | undefined): LeafFit | LweLowerBound {
   // the bounds and skips below are proofs about the 22.7 candidates; the joint search can beat them
   if (o.search === "joint" && o.refit) return selectJoint(ws, v, size, o, sv);
