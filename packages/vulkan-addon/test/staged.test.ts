@@ -31,6 +31,7 @@ afterEach(() => {
   delete process.env.SGFP4_VULKAN_STAGE_BYTES;
   delete process.env.SGFP4_VULKAN_DIRECT;
   delete process.env.SGFP4_VULKAN_LEAF_TABLE;
+  delete process.env.SGFP4_VULKAN_PARSE_COPY;
 });
 
 // 320 x 1030 float32: 1.26 MiB, over the hand-over threshold (1 MiB); five macroblock rows.
@@ -177,6 +178,17 @@ describe("a stream over 1 MiB: the parser splits its records over the work pool"
     expect(built.bytes.length).toBeGreaterThan(1 << 20); // the parallel parse's threshold
     expect(firstBitDifference(decode(built.bytes, { profile: "v2", shape }), built.expected)).toBe(-1);
     expect(firstBitDifference(await decodeAsync(built.bytes, { profile: "v2", shape }), built.expected)).toBe(-1);
+  });
+  it("decodeAsync: its input copied into upload memory by the parse's ranges, or after it (SGFP4_VULKAN_PARSE_COPY=0): the same bits, and overwriting the input after the call changes nothing", async () => {
+    const opts = { profile: "v2" as const, shape };
+    for (const knob of ["0", undefined]) {
+      if (knob) process.env.SGFP4_VULKAN_PARSE_COPY = knob;
+      else delete process.env.SGFP4_VULKAN_PARSE_COPY;
+      const bytes = built.bytes.slice();
+      const pending = decodeAsync(bytes, opts);
+      bytes.fill(0xff);
+      expect(firstBitDifference(await pending, built.expected)).toBe(-1);
+    }
   });
   it("two faults in different ranges: the first record's fault is reported, as a sequential parse does", () => {
     const B = (shape[0] / 64) * (shape[1] / 64);

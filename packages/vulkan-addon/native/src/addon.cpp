@@ -109,15 +109,26 @@ Napi::Value DecodeAsync(const Napi::CallbackInfo& info) {
   return guarded(info, [&]() -> Napi::Value {
     CallTrace trace("decodeAsync");
     Args a = readArgs(info, 5);
-    Container c = parseForDecode(a);
-    trace.mark("parse");
     const bool into = info.Length() > 4 && !info[4].IsNull() && !info[4].IsUndefined();
+    // A hand-over on the direct route copies its input into upload memory before returning: the
+    // parse makes that copy as it goes, each range of records right after reading them
+    // (SGFP4_VULKAN_PARSE_COPY=0: the worker's separate copy, as before; read per call).
+    std::shared_ptr<TableArena> arena;
+    if (a.profile == Profile::V2) {
+      const char* knob = std::getenv("SGFP4_VULKAN_PARSE_COPY");
+      const bool handOver = !into && a.rows * a.cols * double(elementBytes(a.format)) >= double(kHandOverMinBytes);
+      const size_t len = a.len;
+      arena = leafArena(existingDevice(a.device), a.rows, a.cols, a.format, handOver && !(knob && knob[0] == '0') ? &len : nullptr);
+    }
+    Container c = parse(a.bytes, a.len, a.profile, a.rows, a.cols, a.maxOutputBytes, 0, arena);
+    trace.mark("parse");
     if (into) outputArray(info, 4, a.format, c.rows * c.cols);
     VulkanDevice& d = deviceFor(a.device);
     planFor(d, c, a.len, a.format);  // LIMIT_EXCEEDED now, not on the worker
     trace.mark("plan");
+    Lease stream = parsedStream(arena.get(), d, a.len);
     // Owned here until queued: a failure before (the result array not allocated) frees it.
-    std::unique_ptr<DecodeWorker> worker(new DecodeWorker(info.Env(), d, a.bytes, a.len, std::move(c), a.format, into));
+    std::unique_ptr<DecodeWorker> worker(new DecodeWorker(info.Env(), d, a.bytes, a.len, std::move(c), a.format, into, std::move(stream)));
     trace.mark("worker");  // the input's copy, the readback or result array taken
     if (into) worker->target(info[4].As<Napi::TypedArray>());
     Napi::Promise p = worker->promise();

@@ -6,7 +6,8 @@
 
 namespace sgfp4 {
 
-DecodeWorker::DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* bytes, size_t len, Container container, OutputFormat format, bool intoTarget)
+DecodeWorker::DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* bytes, size_t len, Container container, OutputFormat format, bool intoTarget,
+                           Lease parsedStream)
     : Napi::AsyncWorker(env, "sgfp4.decodeAsync"),
       deferred_(Napi::Promise::Deferred::New(env)),
       device_(device),
@@ -18,8 +19,10 @@ DecodeWorker::DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* b
   // A copy of the input: the caller may reuse or detach its buffer as soon as the call returns.
   // A direct hand-over copies it straight into the pooled upload memory the kernel reads (no
   // fresh pages, no second copy); otherwise into a new array. On the work pool either way.
-  if (handOver_ && defaultRoute() == Route::Direct) {
-    const uint64_t padded = (uint64_t(len) + 15) & ~uint64_t(15);
+  const uint64_t padded = (uint64_t(len) + 15) & ~uint64_t(15);
+  if (handOver_ && defaultRoute() == Route::Direct && parsedStream.buf.buf && parsedStream.buf.size >= padded) {
+    stream_ = std::move(parsedStream);  // copied by the parse
+  } else if (handOver_ && defaultRoute() == Route::Direct) {
     stream_ = Lease(device_.pool, Memory::HostUpload, padded);
     auto* p = static_cast<uint8_t*>(stream_.buf.mapped);
     if (len) copyParallel(p, bytes, len);

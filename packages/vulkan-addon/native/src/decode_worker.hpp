@@ -21,7 +21,10 @@ class DecodeWorker : public Napi::AsyncWorker {
   // intoTarget: decodeIntoAsync (target() follows); else decodeAsync, whose result is made here:
   // on a discrete GPU from kHandOverMinBytes pooled readback memory, taken now and handed over in
   // OnOK (no host copy), else a new array the worker writes into.
-  DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* bytes, size_t len, Container container, OutputFormat format, bool intoTarget);
+  // parsedStream: the input already copied into upload memory by the parse (zero-padded to 16),
+  // used by a direct hand-over instead of copying it again; else empty.
+  DecodeWorker(Napi::Env env, VulkanDevice& device, const uint8_t* bytes, size_t len, Container container, OutputFormat format, bool intoTarget,
+               Lease parsedStream = Lease());
   Napi::Promise promise() const { return deferred_.Promise(); }
   // decodeIntoAsync: the array to copy into when done (held so it is not collected).
   void target(Napi::TypedArray out) { target_ = Napi::Persistent(out); }

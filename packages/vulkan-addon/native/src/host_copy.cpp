@@ -49,6 +49,8 @@ void copyPart(uint8_t* d, const uint8_t* s, size_t n, bool streaming) {
 
 }  // namespace
 
+void copySerial(void* dst, const void* src, size_t bytes) { copyPart(static_cast<uint8_t*>(dst), static_cast<const uint8_t*>(src), bytes, streamingStores()); }
+
 void copyParallel(void* dst, const void* src, size_t bytes) {
   constexpr size_t kPage = 4096, kMinPart = size_t(512) << 10;  // below this a thread costs more than it saves
   auto* d = static_cast<uint8_t*>(dst);

@@ -8,5 +8,7 @@
 namespace sgfp4 {
 
 void copyParallel(void* dst, const void* src, size_t bytes);
+// The same copy on the calling thread only (a part of a larger job already spread over the pool).
+void copySerial(void* dst, const void* src, size_t bytes);
 
 }  // namespace sgfp4

@@ -603,6 +603,18 @@ void parseV2(const uint8_t* bytes, size_t len64, Container& c, unsigned ranges, 
     if (stop[r] < std::min<uint64_t>(B, (r + 1) * step)) sized = stop[r];
   }
   first[sized] = uint32_t(total);
+  // The stream's copy (arena->streamCopy): range r copies bytes [bound[r], bound[r + 1]), from
+  // the start of its first record (0 for the first range) to the next range's (len for the last):
+  // together exactly [0, len), clamped to stay in order and inside it whatever the offsets say.
+  uint8_t* const copyTo = arena ? arena->streamCopy : nullptr;
+  std::vector<uint64_t> bound(copyTo ? k + 1 : 0);
+  if (copyTo) {
+    bound[k] = len;
+    for (uint64_t r = 1; r < k; r++) {
+      const uint64_t b0 = std::min<uint64_t>(B, r * step);
+      bound[r] = std::min<uint64_t>(len, std::max<uint64_t>(bound[r - 1], b0 < B ? base + rd32(bytes + 16 + 4 * b0) : len));
+    }
+  }
   if (arena) c.leafTable = Words(NoInitAllocator<uint32_t>(arena));
   c.leafTable.resize(total * SGFP4_LEAF_WORDS);
   c.blockPayload.resize(2 * B);
@@ -612,6 +624,10 @@ void parseV2(const uint8_t* bytes, size_t len64, Container& c, unsigned ranges, 
       if (b0 >= b1) return;
       for (uint64_t b = b0; b < b1; b++) first[b] += uint32_t(before[r]);
       fillRecords(bytes, len, base, b0, b1, before[r] + leaves[r], c.leafTable.data(), first, c.blockPayload.data());
+      if (copyTo && bound[r + 1] > bound[r]) {
+        arena->copyStream(copyTo + bound[r], bytes + bound[r], bound[r + 1] - bound[r]);
+        arena->streamCopied += bound[r + 1] - bound[r];
+      }
     });
     if (sized < B) {
       // The records before it are accepted: the sequential parse reaches it and throws there.

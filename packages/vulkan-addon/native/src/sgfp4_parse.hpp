@@ -4,7 +4,9 @@
 // sanitizer driver can build it alone. The input is hostile: every read is bounds-checked
 // and allocation grows only with the stream's length.
 #pragma once
+#include <atomic>
 #include <cstddef>
+#include <cstring>
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -37,6 +39,13 @@ struct TableArena {
   virtual uint32_t* take(size_t words) noexcept = 0;
   uint32_t* given = nullptr;  // what take() returned (never freed by the vector)
   const void* owner = nullptr;  // who made it (the Vulkan side: its device), to find it again
+  // Optional: where the fast path also copies the stream (len bytes), each range of records its
+  // own bytes right after filling their leaves (so they are read while still in cache), through
+  // copyStream. streamCopied counts the bytes done: the whole stream is there when it equals len
+  // after an accepted parse; otherwise (v1, the sequential parse) the caller copies it.
+  uint8_t* streamCopy = nullptr;
+  std::atomic<uint64_t> streamCopied{0};
+  virtual void copyStream(uint8_t* dst, const uint8_t* src, size_t n) noexcept { std::memcpy(dst, src, n); }
 };
 
 // A vector whose resize leaves new elements uninitialized (they are all written next): the

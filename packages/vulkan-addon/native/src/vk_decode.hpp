@@ -84,7 +84,12 @@ struct StagedIo {
 // and format: pooled upload memory that the direct route then binds as is (leavesInPlace), when
 // the decode will take the direct route (a discrete GPU, the default route, the output in one
 // binding, no host-memory import); else null (the heap, as without an arena).
-std::shared_ptr<TableArena> leafArena(VulkanDevice* d, double rows, double cols, OutputFormat format);
+// With streamLen, the arena also takes upload memory for the stream (padded to 16, the tail
+// zeroed) that the parse copies the stream into as it goes (TableArena::streamCopy).
+std::shared_ptr<TableArena> leafArena(VulkanDevice* d, double rows, double cols, OutputFormat format, const size_t* streamLen = nullptr);
+// The stream's copy in upload memory when the parse made all of it (leafArena's streamLen), else
+// an empty Lease (the caller copies the stream).
+Lease parsedStream(TableArena* a, const VulkanDevice& d, size_t len);
 // The upload buffer of `d` holding c's leaf table (parsed into leafArena's arena), else null.
 const Buffer* leavesInPlace(const VulkanDevice& d, const Container& c);
 

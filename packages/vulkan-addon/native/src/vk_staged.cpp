@@ -92,7 +92,9 @@ struct Region {
 // binds (the direct route): no heap table, and no copy of it into the upload memory.
 struct UploadArena : TableArena {
   explicit UploadArena(VulkanDevice& d) : device(d) { owner = &d; }
+  void copyStream(uint8_t* dst, const uint8_t* src, size_t n) noexcept override { copySerial(dst, src, n); }
   uint32_t* take(size_t words) noexcept override {
+    if (!tableHere) return nullptr;
     try {
       lease = Lease(device.pool, Memory::HostUpload, VkDeviceSize(words) * 4);
       return static_cast<uint32_t*>(lease.buf.mapped);
@@ -103,6 +105,8 @@ struct UploadArena : TableArena {
   }
   VulkanDevice& device;
   Lease lease;
+  Lease stream;  // with a stream copy: len bytes, zero-padded to 16 (the parse fills the rest)
+  bool tableHere = true;  // false: the table on the heap (SGFP4_VULKAN_LEAF_TABLE=copy), only the stream copy here
 };
 
 // Whether an output of this size takes the direct route on `d` (decodeStaged).
@@ -110,16 +114,41 @@ bool directFits(const VulkanDevice& d, uint64_t outBytes) { return outBytes <= (
 
 }  // namespace
 
-std::shared_ptr<TableArena> leafArena(VulkanDevice* d, double rows, double cols, OutputFormat format) {
+std::shared_ptr<TableArena> leafArena(VulkanDevice* d, double rows, double cols, OutputFormat format, const size_t* streamLen) {
   if (!d || d->unifiedMemory || d->info.hostImportAlignment || defaultRoute() != Route::Direct) return nullptr;
   // SGFP4_VULKAN_LEAF_TABLE=copy: the table on the heap, copied into upload memory by the stages'
   // fills, as before session 15 (the benchmark's comparison in one run; read per call).
   const char* where = std::getenv("SGFP4_VULKAN_LEAF_TABLE");
-  if (where && std::strcmp(where, "copy") == 0) return nullptr;
+  const bool tableCopied = where && std::strcmp(where, "copy") == 0;
+  if (tableCopied && !(streamLen && *streamLen)) return nullptr;
   if (!(rows >= 1 && cols >= 1)) return nullptr;
   const double outBytes = rows * cols * double(elementBytes(format));
   if (!(outBytes <= double(uint64_t(1) << 40)) || !directFits(*d, uint64_t(outBytes))) return nullptr;
-  return std::make_shared<UploadArena>(*d);
+  std::shared_ptr<UploadArena> arena;
+  try {
+    arena = std::make_shared<UploadArena>(*d);
+    arena->tableHere = !tableCopied;
+  } catch (...) {
+    return nullptr;  // nothing here may throw ahead of the stream's own errors
+  }
+  if (streamLen && *streamLen) {
+    const uint64_t padded = (uint64_t(*streamLen) + 15) & ~uint64_t(15);
+    try {
+      arena->stream = Lease(d->pool, Memory::HostUpload, padded);
+    } catch (...) {
+      return arena;  // no copy by the parse: the stream's errors come first, the worker's copy after
+    }
+    auto* p = static_cast<uint8_t*>(arena->stream.buf.mapped);
+    if (!p) return arena;
+    std::memset(p + *streamLen, 0, padded - *streamLen);
+    arena->streamCopy = p;
+  }
+  return arena;
+}
+
+Lease parsedStream(TableArena* a, const VulkanDevice& d, size_t len) {
+  if (!a || a->owner != &d || !a->streamCopy || a->streamCopied.load() != len) return Lease();
+  return std::move(static_cast<UploadArena*>(a)->stream);
 }
 
 const Buffer* leavesInPlace(const VulkanDevice& d, const Container& c) {

@@ -103,14 +103,18 @@ static std::string run(const std::vector<uint8_t>& s, Profile p, double rows, do
   // tables; blockPayload agrees with the table and plans the same; a rejection frees the arena.
   {
     auto arena = std::make_shared<sgfp4test::HeapArena>();
+    const bool keep = runs % 3 == 0;  // then also a copy of the stream, read after the parse
+    if (keep) arena->wantStream(s.size());
+    std::shared_ptr<sgfp4test::HeapArena> kept = keep ? arena : nullptr;
     std::weak_ptr<sgfp4test::HeapArena> watch = arena;
     Container a;
     std::string inArena = "OK";
     try {
       a = parse(s.data(), s.size(), p, rows, cols, kDefaultMaxOutputBytes, runs % 2 ? 3 : 1, std::move(arena));
+      if (kept && !sgfp4test::streamCopyOk(*kept, a, s.data(), s.size())) fail("the parse's stream copy is incomplete or differs");
     } catch (const Failure& f) {
       inArena = f.what();
-      if (!watch.expired()) fail("a rejected parse kept its table arena");
+      if (!kept && !watch.expired()) fail("a rejected parse kept its table arena");
     }
     if (inArena != got || (got == "OK" && (a.leafTable != c.leafTable || a.blockFirstLeaf != c.blockFirstLeaf))) fail("parse into an arena differs: " + got + " / " + inArena);
     if (got == "OK" && !(sgfp4test::payloadSpansMatch(a) && sgfp4test::payloadSpansMatch(c) && sgfp4test::plansAgree(a, s.size()))) fail("blockPayload disagrees with the table");

@@ -114,15 +114,18 @@ static std::string agree(const Bytes& stream, Profile p, double rows, double col
   bool arenaOk = true;
   for (int k = 0; k < 3; k++) {
     auto arena = std::make_shared<sgfp4test::HeapArena>(k == 2);
+    arena->wantStream(b.size());  // and a copy of the stream
     std::weak_ptr<sgfp4test::HeapArena> watch = arena;
+    const std::shared_ptr<sgfp4test::HeapArena> keep = k == 1 ? arena : nullptr;  // one kept past the parse, to read its stream copy
     try {
       ca[k] = parse(b.data(), b.size(), p, rows, cols, kDefaultMaxOutputBytes, k == 1 ? 3 : 1, std::move(arena));
       arenaOut[k] = "OK";
+      if (keep) arenaOk = arenaOk && sgfp4test::streamCopyOk(*keep, ca[k], b.data(), b.size());
       // the table is the arena's memory whenever the arena was asked and gave it
       if (auto a = watch.lock()) arenaOk = arenaOk && (a->calls == 0 || k == 2 || a->given == ca[k].leafTable.data() || ca[k].blockPayload.empty());
     } catch (const Failure& f) {
       arenaOut[k] = f.what();
-      arenaOk = arenaOk && watch.expired();
+      arenaOk = arenaOk && (keep || watch.expired());
     }
   }
   *same = out[0] == out[2] && out[1] == out[2] && arenaOk;

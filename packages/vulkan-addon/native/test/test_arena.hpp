@@ -4,6 +4,7 @@
 // decode_plan.cpp linked) the check that planChunks makes the same plan from either.
 #pragma once
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -22,10 +23,26 @@ struct HeapArena : sgfp4::TableArena {
     memory.reset(new uint32_t[words]);
     return memory.get();
   }
+  // Also a copy of the stream, into exactly len bytes (ASan-bounded).
+  void wantStream(size_t len) {
+    streamMemory.reset(new uint8_t[len ? len : 1]);
+    streamCopy = streamMemory.get();
+  }
   bool refuse;
   int calls = 0;
   std::unique_ptr<uint32_t[]> memory;
+  std::unique_ptr<uint8_t[]> streamMemory;
 };
+
+// After an accepted parse with a stream copy: complete where the fast path ran (blockPayload
+// given), and then equal to the input.
+inline bool streamCopyOk(const HeapArena& a, const sgfp4::Container& c, const uint8_t* bytes, size_t len) {
+  if (!a.streamCopy) return true;
+  const uint64_t copied = a.streamCopied.load();
+  if (copied > len) return false;
+  if (c.profile == sgfp4::Profile::V2 && !c.blockPayload.empty() && copied != len) return false;
+  return copied != len || len == 0 || std::memcmp(a.streamCopy, bytes, len) == 0;
+}
 
 // blockPayload, when present, against the table: each block's first payload offset and the end
 // of its last, padded to 16.
