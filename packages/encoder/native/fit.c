@@ -280,6 +280,9 @@ double node_stats[6];
    by weight in index order, then mean = sum / n and sum |w - mean| in index order. size >= 4. */
 void load_node(int y, int x, int size, int stats) {
   const int n = size * size;
+  /* stats 2 (fit_node): the sum |w - mean| left to node_abs_dev (NaN here: only a T158 fit reads it), and
+     max |w - mean| from the ends: w - mean rounds monotonically in w, so its largest magnitude is at the
+     least or the largest weight (the same number the loop below finds) */
   v128_t acc = wasm_f64x2_splat(0.0);
   v128_t mn = wasm_f64x2_splat(__builtin_inf()), mx = wasm_f64x2_splat(-__builtin_inf());
   for (int i = 0; i < size; i++) {
@@ -300,6 +303,19 @@ void load_node(int y, int x, int size, int stats) {
   if (!stats) return;
   const double sv = wasm_f64x2_extract_lane(acc, 0);
   const double mean = sv / n;
+  if (stats == 2) {
+    double mn0 = wasm_f64x2_extract_lane(mn, 0), mn1 = wasm_f64x2_extract_lane(mn, 1);
+    double mx0 = wasm_f64x2_extract_lane(mx, 0), mx1 = wasm_f64x2_extract_lane(mx, 1);
+    const double lo = mn1 < mn0 ? mn1 : mn0, hi = mx1 > mx0 ? mx1 : mx0;
+    const double a0 = __builtin_fabs(lo - mean), a1 = __builtin_fabs(hi - mean);
+    node_stats[0] = sv;
+    node_stats[1] = wasm_f64x2_extract_lane(acc, 1);
+    node_stats[2] = lo;
+    node_stats[3] = hi;
+    node_stats[4] = __builtin_nan("");
+    node_stats[5] = a1 > a0 ? a1 : a0;
+    return;
+  }
   const v128_t vm = wasm_f64x2_splat(mean);
   v128_t dev = wasm_f64x2_splat(0.0), amax = dev;
   for (int i = 0; i < n; i += 2) {
@@ -316,6 +332,18 @@ void load_node(int y, int x, int size, int stats) {
   node_stats[3] = mx1 > mx0 ? mx1 : mx0;
   node_stats[4] = wasm_f64x2_extract_lane(dev, 0);
   node_stats[5] = a1 > a0 ? a1 : a0;
+}
+
+/* load_node's sum |w - mean| (node_stats[4]) of the node in fit_values, mean = node_stats[0] / n: the same
+   operations in the same order */
+double node_abs_dev(int n) {
+  const v128_t vm = wasm_f64x2_splat(node_stats[0] / n);
+  v128_t dev = wasm_f64x2_splat(0.0);
+  for (int i = 0; i < n; i += 2) {
+    v128_t a = wasm_f64x2_abs(wasm_f64x2_sub(wasm_v128_load(&fit_values[i]), vm));
+    dev = add_ordered(dev, a, a);
+  }
+  return node_stats[4] = wasm_f64x2_extract_lane(dev, 0);
 }
 
 /* src/fit/t158-bound.ts t158SseLowerBound, the same operations in the same order (the split loop's
@@ -756,7 +784,7 @@ static const double RANGE_STEPS_LARGE[5] = {0, 0.5, 1, 1.5, 2.5};
 
 int fit_node(int y, int x, int size, int v2, int maxIterations) {
   const int n = size * size;
-  load_node(y, x, size, 1);
+  load_node(y, x, size, 2);
   const double sv = node_stats[0], svv = node_stats[1], min = node_stats[2], max = node_stats[3], absMax = node_stats[5];
   const double mean = sv / n;
   if (!(max > min) || !(max - min < __builtin_inf())) return 0;

@@ -167,8 +167,11 @@ export class MacroblockFitter {
     if (kern && this.block === kern.blockValues) {
       const o = this.fit;
       if (!resume && !this.chosenOnly && this.lweOnDemand && this.t158GapOf && o.search === "joint" && o.refit && Number.isInteger(o.maxRefitIterations) && o.maxRefitIterations >= 0 && o.maxRefitIterations <= 64) gap = this.t158GapOf(size);
-      if (gap < Infinity) fitted = kern.fitNode(y, x, size, o.v2 ? 1 : 0, o.maxRefitIterations);
-      else kern.loadNode(y, x, size, 1);
+      if (gap < Infinity) {
+        fitted = kern.fitNode(y, x, size, o.v2 ? 1 : 0, o.maxRefitIterations);
+        // fitNode leaves the sum |w - mean| (T158's starts) to be measured where a T158 fit needs it
+        if (!fitted) kern.nodeAbsDev(size * size);
+      } else kern.loadNode(y, x, size, 1);
       v = kern.values;
       const st = kern.nodeStats;
       sv = st[0]!;

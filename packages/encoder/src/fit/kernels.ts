@@ -60,7 +60,7 @@ export interface FitKernels {
   leafLwe(size: number, S: number, B: number): number;
   /**
    * A node's FP4 fit as fitLeafCandidates makes it with a finite t158Gap (the joint search with
-   * refit): loadNode(y, x, size, 1), jointCandidate's FP4 starts and sample, jointFit, and the
+   * refit): loadNode(y, x, size, 1) but nodeStats[4] (NaN: see nodeAbsDev), jointCandidate's FP4 starts and sample, jointFit, and the
    * t158SseLowerBound of the result in fitResult[9]. 0: a flat leaf or no start ranked (the node is
    * loaded; the caller goes on from there), 1: fitResult holds the FP4 candidate.
    */
@@ -83,6 +83,8 @@ export interface FitKernels {
   readonly tileDecoded: Float32Array;
   /** block bx of the tile row in tileRows into blockValues (tileRowToBlocks' block; clip 1: clipped as there) */
   loadBlock(bx: number, cols: number, rows: number, clip: number): void;
+  /** the node in values (n weights, its sum in nodeStats[0]): loadNode's sum |w - mean|, into nodeStats[4] too (fitNode leaves it NaN) */
+  nodeAbsDev(n: number): number;
   /** leafLwe, and the leaf's decode (float32) written to tileDecoded at `at`, rows `stride` apart */
   leafLweAt(size: number, S: number, B: number, at: number, stride: number): number;
   /** the sums over the tile row's real weights in index order into tileSumsOut (its [2]: the largest |w - decoded| so far, in and out) */
@@ -111,6 +113,7 @@ interface Exports {
   power_add(len: number, cap2: number, capped: number, exponents: number): void;
   exponent_hist: WebAssembly.Global;
   load_block(bx: number, cols: number, rows: number, clip: number): void;
+  node_abs_dev(n: number): number;
   leaf_lwe_at(size: number, S: number, B: number, at: number, stride: number): number;
   tile_sums(rows: number, cols: number, width: number): void;
   tile_rows: WebAssembly.Global;
@@ -185,6 +188,7 @@ function instantiate(): FitKernels | null {
       tileDecodedBits: new Int32Array(buffer, e.tile_decoded.value as number, 64 * TILE_WIDTH),
       tileDecoded: new Float32Array(buffer, e.tile_decoded.value as number, 64 * TILE_WIDTH),
       loadBlock: e.load_block,
+      nodeAbsDev: e.node_abs_dev,
       leafLweAt: e.leaf_lwe_at,
       tileSums: e.tile_sums,
       tileSumsOut: view(e.tile_sums_out, 4),

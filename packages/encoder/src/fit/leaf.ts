@@ -109,7 +109,7 @@ export type NodeFit = LeafFit & { power: number; fp4: Fitted };
 /**
  * fitLeafCandidates (finite t158Gap, the joint search with refit) of a node the kernel's fitNode
  * fitted (it returned 1): its FP4 candidate and T158 floor in kern.fitResult, the node's values in
- * kern.values, ws.spread its leafSpread numbers. The same candidates and floor, in objects (and a
+ * kern.values, ws.spread its leafSpread numbers but absDev (NaN: measured here if T158 is fitted). The same candidates and floor, in objects (and a
  * codes array) kept per node id in ws.nodeFits and rewritten by the next block's fit of the node:
  * the caller holds them only while its block is encoded (a new set per fit was most of an encode's
  * garbage).
@@ -140,6 +140,8 @@ export function fitLeafCandidatesAfterKernel(kern: FitKernels, size: number, o: 
     f.t158Allowed = false;
     return f;
   }
+  // the sum |w - mean| that T158's starts read (fitNode does not measure it)
+  ws.spread.absDev = kern.nodeAbsDev(n);
   const t158 = jointCandidate(ws, kern.values, n, MODE_T158, o.v2, o.maxRefitIterations, sv);
   f.t158 = t158;
   f.t158Allowed = t158Allowed(o, t158);
