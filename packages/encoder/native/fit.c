@@ -712,6 +712,8 @@ extern float tile_decoded[];
 /* with dec not null, also the leaf's decode as float32 rows at dec (row r at dec + r * stride) */
 static double leaf_lwe_of(int size, double S, double B, float *dec, int stride) {
   const int count = size * size;
+  /* size is a power of two: the row and column of weight i by shift and mask (a division per pair was slow) */
+  const int shift = __builtin_ctz(size);
   const v128_t vs = wasm_f64x2_splat(S), vb = wasm_f64x2_splat(B);
   /* count is even (size >= 2); two weights per vector (fround2: clang 14 scalarised the plain loop) */
   for (int i = 0; i < count; i += 2) {
@@ -719,7 +721,7 @@ static double leaf_lwe_of(int size, double S, double B, float *dec, int stride) 
     v128_t d = fround2(wasm_f64x2_add(wasm_f64x2_mul(vs, q), vb));
     wasm_v128_store(&lwe_errors[i], wasm_f64x2_sub(wasm_v128_load(&fit_values[i]), d));
     /* d holds float32 values: demoted exactly (the decoders' float32 of S q + B; i, i + 1 share a row) */
-    if (dec) wasm_v128_store64_lane(&dec[(i / size) * stride + i % size], wasm_f32x4_demote_f64x2_zero(d), 0);
+    if (dec) wasm_v128_store64_lane(&dec[(i >> shift) * stride + (i & (size - 1))], wasm_f32x4_demote_f64x2_zero(d), 0);
   }
   double total = 0;
   const double *cur = lwe_errors;
