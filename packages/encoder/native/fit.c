@@ -181,6 +181,32 @@ static void finish_pass(v128_t acc, v128_t maxv, v128_t minv, const signed char 
   pass_sums[4] = wasm_f64x2_extract_lane(acc, 1);
 }
 
+/* The body of a pass over n weights: STEP(i, q) handles weights i, i + 1 (one f64x2 of each
+ * sum), codes stored eight at a time; it stops between chunks once the error sum reaches stop_at.
+ * One macro for both modes so that the two passes stay the same loop. */
+#define RUN_PASS(STEP)                                                                                  \
+  int i0 = 0;                                                                                           \
+  for (; i0 < n && wasm_f64x2_extract_lane(acc, 0) < stop_at; i0 += CHUNK) {                            \
+    int end = i0 + CHUNK < n ? i0 + CHUNK : n;                                                          \
+    int i = i0;                                                                                         \
+    for (; i + 8 <= end; i += 8) {                                                                      \
+      v128_t q0, q1, q2, q3;                                                                            \
+      STEP(i, q0);                                                                                      \
+      STEP(i + 2, q1);                                                                                  \
+      STEP(i + 4, q2);                                                                                  \
+      STEP(i + 6, q3);                                                                                  \
+      store_codes8(out, i, q0, q1, q2, q3);                                                             \
+    }                                                                                                   \
+    for (; i < end; i += 2) {                                                                           \
+      v128_t q;                                                                                         \
+      STEP(i, q);                                                                                       \
+      store_codes(out, i, q);                                                                           \
+    }                                                                                                   \
+  }                                                                                                     \
+  const int passed = i0 < n ? i0 : n;                                                                   \
+  finish_pass(acc, maxv, minv, out, passed);                                                            \
+  return passed
+
 /* FP4 pass over fit_values[0 .. n), n even: two weights per vector; sse and sum q w added weight by
    weight in index order (add_ordered); stops at a chunk boundary once sse >= stop_at. Returns the
    weights passed (n unless stopped). */
@@ -203,28 +229,8 @@ static int pass_fp4_into(int n, double S, double B, double stop_at, signed char 
     minv = wasm_f64x2_pmin(minv, e);                                                                    \
     Q = q;                                                                                              \
   } while (0)
-  int i0 = 0;
-  for (; i0 < n && wasm_f64x2_extract_lane(acc, 0) < stop_at; i0 += CHUNK) {
-    int end = i0 + CHUNK < n ? i0 + CHUNK : n;
-    int i = i0;
-    for (; i + 8 <= end; i += 8) {
-      v128_t q0, q1, q2, q3;
-      FP4_STEP(i, q0);
-      FP4_STEP(i + 2, q1);
-      FP4_STEP(i + 4, q2);
-      FP4_STEP(i + 6, q3);
-      store_codes8(out, i, q0, q1, q2, q3);
-    }
-    for (; i < end; i += 2) {
-      v128_t q;
-      FP4_STEP(i, q);
-      store_codes(out, i, q);
-    }
-  }
+  RUN_PASS(FP4_STEP);
 #undef FP4_STEP
-  const int passed = i0 < n ? i0 : n;
-  finish_pass(acc, maxv, minv, out, passed);
-  return passed;
 }
 
 /* T158 pass: q = (c > tau) - (c < -tau), c = w - B, tau = 0.5 S; decoded fround(B - S), fround(B), fround(S + B) */
@@ -246,28 +252,8 @@ static int pass_t158_into(int n, double S, double B, double stop_at, signed char
     minv = wasm_f64x2_pmin(minv, e);                                                                    \
     Q = q;                                                                                              \
   } while (0)
-  int i0 = 0;
-  for (; i0 < n && wasm_f64x2_extract_lane(acc, 0) < stop_at; i0 += CHUNK) {
-    int end = i0 + CHUNK < n ? i0 + CHUNK : n;
-    int i = i0;
-    for (; i + 8 <= end; i += 8) {
-      v128_t q0, q1, q2, q3;
-      T158_STEP(i, q0);
-      T158_STEP(i + 2, q1);
-      T158_STEP(i + 4, q2);
-      T158_STEP(i + 6, q3);
-      store_codes8(out, i, q0, q1, q2, q3);
-    }
-    for (; i < end; i += 2) {
-      v128_t q;
-      T158_STEP(i, q);
-      store_codes(out, i, q);
-    }
-  }
+  RUN_PASS(T158_STEP);
 #undef T158_STEP
-  const int passed = i0 < n ? i0 : n;
-  finish_pass(acc, maxv, minv, out, passed);
-  return passed;
 }
 
 /* the macroblock (64 x 64, row-major) whose nodes load_node copies into fit_values */
