@@ -196,12 +196,7 @@ describe("a stream over 1 MiB: the parser splits its records over the work pool"
     const dv = new DataView(bad.buffer);
     dv.setUint32(16 + 4 * (B - 3), dv.getUint32(16 + 4 * (B - 3), true) + 8, true); // late: misaligned
     dv.setUint32(16 + 4 * 40, dv.getUint32(16 + 4 * 39, true), true); // early: not above record 39
-    let native: { code?: string; message?: string } = {};
-    try {
-      nativeAddon().parse(bad, "v2", shape[0], shape[1]);
-    } catch (e) {
-      native = e as typeof native;
-    }
+    const native = nativeParseError(bad, shape);
     expect(native.code).toBe("NONMONOTONIC_OFFSET");
     expect(native.message).toContain("at record 40,");
     expect(() => decode(bad, { profile: "v2", shape })).toThrow(expect.objectContaining({ code: "NONMONOTONIC_OFFSET" }));
@@ -218,12 +213,7 @@ describe("a stream over 1 MiB: the parser splits its records over the work pool"
     const late = firstHeader(B - 2), early = firstHeader(100);
     dv.setUint32(late, dv.getUint32(late, true) | 4, true); // late: a reserved flag bit
     dv.setUint32(early, (dv.getUint32(early, true) & 0x0000ffff) | 0x7c000000, true); // early: an Inf scale
-    let native: { code?: string; message?: string } = {};
-    try {
-      nativeAddon().parse(bad, "v2", shape[0], shape[1]);
-    } catch (e) {
-      native = e as typeof native;
-    }
+    const native = nativeParseError(bad, shape);
     expect(native.code).toBe("NONFINITE_PARAMETER");
     expect(native.message).toContain("at record 100,");
     const opts = { profile: "v2" as const, shape };
@@ -278,3 +268,13 @@ describe("after a rejection the staged decoder goes on", () => {
     expect(stats().buffersMade).toBe(made); // every buffer the rejected calls took went back to the pool
   });
 });
+
+/** The error the addon's native parse throws for a v2 stream (code and message), or {} when it accepts it. */
+function nativeParseError(bytes: Uint8Array, shape: readonly [number, number]): { code?: string; message?: string } {
+  try {
+    nativeAddon().parse(bytes, "v2", shape[0], shape[1]);
+    return {};
+  } catch (e) {
+    return e as { code?: string; message?: string };
+  }
+}
