@@ -25,6 +25,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { availability, decode, decodeAsync, decodeInto, releaseBuffers } from "@sgfp4/vulkan-addon";
 import { halfReference } from "./halves.js";
+import { GpuClock, withClock } from "./gpu-clock.js";
 import { medianMs, ratioRow, sameBits, skippedRow } from "./timing.js";
 import type { LoadContext, LoadRow, Workload } from "./types.js";
 
@@ -56,16 +57,22 @@ export async function measure(ctx: LoadContext): Promise<LoadRow[]> {
   ctx.log(`vulkan: ${a.detail}, addon ${process.env.SGFP4_VULKAN_ADDON}`);
   const bench = createRequire(import.meta.url)(path) as BenchAddon;
   const rows: LoadRow[] = [];
+  const clock = GpuClock.start(); // each workload's rows note the SM clock's range (NVIDIA only)
   try {
     for (const w of ctx.workloads) {
       ctx.log(`vulkan: ${w.name}`);
-      const mine = [...parser(w, ctx.reps, bench), ...(await readback(w, ctx.reps, bench))];
-      if (w.profile === "v2") mine.push(...kernel(stacked(w, ctx.quick), ctx.reps, ctx.quick, bench));
+      const paths = await clock.during(() => readback(w, ctx.reps, bench));
+      const mine = [...parser(w, ctx.reps, bench), ...withClock(paths.value, paths.clock)];
+      if (w.profile === "v2") {
+        const k = await clock.during(async () => kernel(stacked(w, ctx.quick), ctx.reps, ctx.quick, bench));
+        mine.push(...withClock(k.value, k.clock));
+      }
       ctx.measured(mine);
       rows.push(...mine);
       if (process.env.BENCH_LOAD_VULKAN_PROBE && (w.name.startsWith("gaussian v1") || w.name.startsWith("student-t v2"))) await probe(w, ctx, bench);
     }
   } finally {
+    clock.stop();
     releaseBuffers();
   }
   return rows;

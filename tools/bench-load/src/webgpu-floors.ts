@@ -8,6 +8,9 @@
 import { COPY_SHADER } from "@sgfp4/webgpu-decoder";
 import { medianMs } from "./timing.js";
 
+/** Wall time each timed pass is preceded by the same pass kept running (GpuFloors.keepBusy). */
+const GPU_WARM_MS = Number(process.env.BENCH_LOAD_GPU_WARM_MS ?? 300);
+
 const U = { MAP_READ: 0x1, MAP_WRITE: 0x2, COPY_SRC: 0x4, COPY_DST: 0x8, UNIFORM: 0x40, STORAGE: 0x80, QUERY_RESOLVE: 0x200 } as const;
 
 export class GpuFloors {
@@ -21,9 +24,35 @@ export class GpuFloors {
     this.timer = device.features.has("timestamp-query") ? "GPU timestamps" : "wall clock per submission";
   }
 
-  /** ms per iteration of `record`, `iters` of them in one compute pass and submission (median of reps), by `timer`. */
-  passMs(record: (pass: GPUComputePassEncoder) => void, iters: number): Promise<number> {
+  /**
+   * ms per iteration of `record`, `iters` of them in one compute pass and submission (median of
+   * reps), by `timer`, after keeping the GPU busy with the same pass for GPU_WARM_MS.
+   */
+  async passMs(record: (pass: GPUComputePassEncoder) => void, iters: number): Promise<number> {
+    await this.keepBusy(record, iters);
     return this.timer === "GPU timestamps" ? this.gpuPassMs(record, iters) : this.wallPassMs(record, iters);
+  }
+
+  /**
+   * The same pass submitted back to back (two in flight) for GPU_WARM_MS of wall time, untimed: a
+   * GPU that has idled between rows runs at its idle clock until its governor sees sustained load
+   * (H100, session 15: 345 MHz instead of 1980 for most of the run, kernels 1.4-2.6x slower;
+   * gpu-clock.ts). BENCH_LOAD_GPU_WARM_MS sets it (0: off, the sessions 8-14 method).
+   */
+  private async keepBusy(record: (pass: GPUComputePassEncoder) => void, iters: number): Promise<void> {
+    const until = performance.now() + GPU_WARM_MS;
+    let previous: Promise<undefined> | undefined;
+    while (performance.now() < until) {
+      const encoder = this.device.createCommandEncoder();
+      const pass = encoder.beginComputePass();
+      for (let i = 0; i < iters; i++) record(pass);
+      pass.end();
+      this.device.queue.submit([encoder.finish()]);
+      const done = this.device.queue.onSubmittedWorkDone();
+      await previous;
+      previous = done;
+    }
+    await previous;
   }
 
   /** Wall time of the pass's submission until the queue is done, per iteration. */

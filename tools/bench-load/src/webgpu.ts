@@ -19,6 +19,7 @@
  */
 import type { DecodeOptions, StreamValidator, ValidatedStream, WebGpuDecoder as Decoder } from "@sgfp4/webgpu-decoder";
 import type { WorkerValidatorPool } from "@sgfp4/webgpu-decoder/node";
+import { GpuClock, withClock } from "./gpu-clock.js";
 import { GpuFloors, reserveBuffers, type ReservedBuffers } from "./webgpu-floors.js";
 import { halfReference } from "./halves.js";
 import { medianMs, ratioRow, sameBits, skippedRow } from "./timing.js";
@@ -63,6 +64,7 @@ export async function measure(ctx: LoadContext): Promise<LoadRow[]> {
   const rows: LoadRow[] = [];
   // each workload's kernel time per decode from its kernel rows: the kernel term of the one-call floor
   const cleanKernelMs = new Map<Workload, number>();
+  const clock = GpuClock.start(); // rows note the SM clock's range while they ran (NVIDIA only)
   try {
     // Kernel rows of every workload first, on a device that has run nothing else: measured after
     // the user paths of a workload they ran 1.8-4.4x slower, and the copy kernel with them
@@ -70,18 +72,21 @@ export async function measure(ctx: LoadContext): Promise<LoadRow[]> {
     if (process.env.BENCH_LOAD_WEBGPU_KERNELS_LAST !== "1") {
       for (const w of ctx.workloads) {
         ctx.log(`webgpu: kernel rows, ${w.name}`);
-        rows.push(...(await kernelRows(ctx, d.plain, floors, w, reserved, cleanKernelMs)));
+        const k = await clock.during(() => kernelRows(ctx, d.plain, floors, w, reserved, cleanKernelMs));
+        rows.push(...withClock(k.value, k.clock));
       }
     }
     for (const w of ctx.workloads) {
       ctx.log(`webgpu: ${w.name}`);
-      rows.push(...(await workloadRows(ctx, device, d, floors, w, reserved, cleanKernelMs.get(w))));
+      const paths = await clock.during(() => workloadRows(ctx, device, d, floors, w, reserved, cleanKernelMs.get(w)));
+      rows.push(...withClock(paths.value, paths.clock));
       if (process.env.BENCH_LOAD_WEBGPU_KERNELS_LAST === "1") rows.push(...(await kernelRows(ctx, d.plain, floors, w, reserved, cleanKernelMs)));
       tables.clear();
     }
     // without a model set (--quick) main.ts reports the model rows skipped
     if (ctx.model.length) rows.push(...(await modelRows(ctx, device, d, floors)));
   } finally {
+    clock.stop();
     for (const x of [d.plain, d.host, d.mapped, d.cached, d.pooled]) x.destroy();
     reserved.out.destroy();
     reserved.src.destroy();
