@@ -176,7 +176,39 @@ async function readback(w: Workload, reps: number, bench: BenchAddon): Promise<L
     const half = await recycledMs(() => decode(w.bytes, { ...opts, format }), reps, bench);
     rows.push(ratioRow({ ...base, ...floor16, path: `decode (new Uint16Array, ${format})`, ms: half.ms, bitsOk: sameBits(half.last, halfReference(w, format)), note: half.note }));
   }
+  if (w.profile === "v2") rows.push(...(await tableCopiedRows(w, reps, bench, floor32, floor16)));
   return rows;
+}
+
+/**
+ * v2, diagnostic: the same calls with the leaf table on the heap and copied into upload memory,
+ * and decodeAsync's input copied after the parse (SGFP4_VULKAN_LEAF_TABLE=copy,
+ * SGFP4_VULKAN_PARSE_COPY=0: the path before session 15; the addon reads both per call), in the
+ * same process right after the default's rows, so that the two compare within one run.
+ */
+async function tableCopiedRows(w: Workload, reps: number, bench: BenchAddon, floor32: { floor: string; floorMs: number }, floor16: { floor: string; floorMs: number }): Promise<LoadRow[]> {
+  const opts = { profile: w.profile, shape: w.shape } as const;
+  const base = { backend: "vulkan" as const, workload: w.name };
+  const label = "SGFP4_VULKAN_LEAF_TABLE=copy (before session 15)";
+  const note = "diagnostic: the leaf table copied into upload memory, decodeAsync's input copied after the parse";
+  const into = new Float32Array(w.shape[0] * w.shape[1]);
+  process.env.SGFP4_VULKAN_LEAF_TABLE = "copy";
+  process.env.SGFP4_VULKAN_PARSE_COPY = "0";
+  try {
+    const plain = await recycledMs(() => decode(w.bytes, opts), reps, bench);
+    const intoMs = await medianMs(() => decodeInto(w.bytes, opts, into), reps);
+    const async = await recycledMs(() => decodeAsync(w.bytes, opts), reps, bench);
+    const f16 = await recycledMs(() => decode(w.bytes, { ...opts, format: "f16" }), reps, bench);
+    return [
+      ratioRow({ ...base, ...floor32, path: `decode (new Float32Array), ${label}`, ms: plain.ms, bitsOk: sameBits(plain.last, w.reference), note }),
+      ratioRow({ ...base, ...floor32, path: `decodeInto (caller's Float32Array), ${label}`, ms: intoMs, bitsOk: sameBits(into, w.reference), note }),
+      ratioRow({ ...base, ...floor32, path: `decodeAsync (new Float32Array), ${label}`, ms: async.ms, bitsOk: sameBits(async.last, w.reference), note }),
+      ratioRow({ ...base, ...floor16, path: `decode (new Uint16Array, f16), ${label}`, ms: f16.ms, bitsOk: sameBits(f16.last, halfReference(w, "f16")), note }),
+    ];
+  } finally {
+    delete process.env.SGFP4_VULKAN_LEAF_TABLE;
+    delete process.env.SGFP4_VULKAN_PARSE_COPY;
+  }
 }
 
 /**
