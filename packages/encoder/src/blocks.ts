@@ -241,7 +241,7 @@ export function encodeBlockRows(job: BlockJob, decodedInto?: Float32Array): Enco
       else decodeLeaves(out, tileDecodedBits, bx * area, MACROBLOCK);
     }
     if (kernTile) {
-      // native/fit.c tile_sums: the loop below's sums (the same order and operations); the decode copied row by row
+      // native/tensor_passes.h tile_sums: the loop below's sums (the same order and operations); the decode copied row by row
       const sums = kernTile.tileSumsOut;
       sums[2] = maxAbsError;
       kernTile.tileSums(realRows, cols, width);

@@ -113,7 +113,7 @@ function addCappedSquares(data: Float32Array, end: number, p: Float64Array, s: n
 }
 
 /**
- * addSquares (cap2 Infinity) or addCappedSquares in the kernel (native/fit.c power_add, two partials per
+ * addSquares (cap2 Infinity) or addCappedSquares in the kernel (native/tensor_passes.h power_add, two partials per
  * vector, each in index order, the same operations): pieces of POWER_VALUES copied into its memory.
  */
 function addSquaresInKernel(kern: FitKernels, data: Float32Array, end: number, p: Float64Array, s: number, cap2: number, exponents: ExponentCounts | undefined): void {

@@ -133,10 +133,10 @@ interface Exports {
   pair_error: WebAssembly.Global;
 }
 
-/** Columns of the widest tensor whose tile rows native/fit.c holds (tile_rows, tile_decoded). */
+/** Columns of the widest tensor whose tile rows the kernel holds (native/tensor_passes.h tile_rows, tile_decoded). */
 export const TILE_WIDTH = 4096;
 
-/** Values of native/fit.c power_values. */
+/** Values of native/tensor_passes.h power_values. */
 export const POWER_VALUES = 16384;
 
 function base64ToBytes(b64: string): Uint8Array<ArrayBuffer> {
