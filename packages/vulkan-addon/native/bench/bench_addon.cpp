@@ -1,11 +1,14 @@
 // The bench-only exports, added to the addon's own when built with SGFP4_BENCH
 // (scripts/build-bench.mjs): `kernel` (device-resident decode vs copies of the same output),
-// `transfer` (the plain host<->device copy floors) and `parseTime` (the native parser alone).
+// `transfer` (the plain host<->device copy floors), `hostCopy` (the one host copy alone) and
+// `parseTime` (the native parser alone).
 #include <napi.h>
 
 #include <chrono>
+#include <cstring>
 
 #include "addon_args.hpp"
+#include "host_copy.hpp"
 #include "kernel_bench.hpp"
 
 namespace sgfp4 {
@@ -61,6 +64,35 @@ Napi::Value Transfer(const Napi::CallbackInfo& info) {
   });
 }
 
+// (out: TypedArray, options?: {reps, device}) -> ns per copy: decodeInto's one host copy alone on
+// this host (copyParallel, the work pool, from pooled readback memory into `out`), the bound of
+// decodeInto on a discrete GPU next to the device-to-host copy. The readback memory is filled
+// once first (written by the host, not the GPU: its lines are evicted by the 16 MiB-and-up sizes
+// measured, not by a GPU write).
+Napi::Value HostCopy(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    if (info.Length() < 1 || !info[0].IsTypedArray()) invalid("expected (out: TypedArray, options?)");
+    Napi::TypedArray out = info[0].As<Napi::TypedArray>();
+    const size_t bytes = out.ByteLength();
+    if (bytes < 16) invalid("out must hold at least 16 bytes");
+    const Napi::Object o = info.Length() > 1 && info[1].IsObject() ? info[1].As<Napi::Object>() : Napi::Object::New(info.Env());
+    VulkanDevice& d = deviceFor(deviceOption(info, 1));
+    Lease readback(d.pool, Memory::HostReadback, bytes);
+    if (!readback.buf.mapped) invalid("the readback memory is not mapped");
+    std::memset(readback.buf.mapped, 0x3c, bytes);
+    uint8_t* dst = static_cast<uint8_t*>(out.ArrayBuffer().Data()) + out.ByteOffset();
+    std::vector<double> ns;
+    const uint32_t reps = uintOption(o, "reps", 5, 1, 1000);
+    for (uint32_t r = 0; r <= reps; r++) {  // the first one warms up
+      const auto t0 = std::chrono::steady_clock::now();
+      copyParallel(dst, readback.buf.mapped, bytes);
+      const double t = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+      if (r) ns.push_back(t);
+    }
+    return numbers(info.Env(), ns);
+  });
+}
+
 // (bytes, profile, rows, cols, options?: {reps, ranges, maxOutputBytes}) -> {ns: per parse, leafCount}:
 // the native parse (validation and leaf table) with nothing copied to JavaScript; ranges 1 = one
 // thread, 0 = the shipped default (large streams split over the work pool).
@@ -91,6 +123,7 @@ void registerBenchExports(Napi::Env env, Napi::Object exports) {
   exports.Set("parseTime", Napi::Function::New(env, ParseTime));
   exports.Set("kernel", Napi::Function::New(env, Kernel));
   exports.Set("transfer", Napi::Function::New(env, Transfer));
+  exports.Set("hostCopy", Napi::Function::New(env, HostCopy));
 }
 
 }  // namespace sgfp4
