@@ -10,6 +10,8 @@
  *   256 MiB of output: v2 workloads are stacked (their records repeated down the rows) to reach it.
  *   Ratio as in the package's BENCHMARKS.md: (stream + output bytes) / kernel time against
  *   2 x output bytes / copy time, expressed as floorMs = copy time x (stream + output) / (2 x output).
+ * - diagnostics in the same run: the staged route, the inputs filled as before session 16, and
+ *   two costs beyond the copy (decodeInto's host copy alone; a fresh output-sized array alone).
  * Every output is compared bit for bit with the reference (f16 / bf16: its conversion, P10).
  *
  * The bench-only addon (built by packages/vulkan-addon/scripts/build-bench.mjs) exports the
@@ -34,6 +36,7 @@ interface BenchAddon {
   parseTime(bytes: Uint8Array, profile: string, rows: number, cols: number, o: object): { ns: number[]; leafCount: number };
   kernel(bytes: Uint8Array, profile: string, rows: number, cols: number, o: object): { decodeNs: number[]; copyShaderNs: number[]; streamBytes: number; outputBytes: number; output: Uint8Array };
   transfer(bytes: number, direction: "toHost" | "toDevice", o: object): number[];
+  hostCopy(out: Float32Array, o: object): number[];
 }
 
 const BENCH_ADDON = "packages/vulkan-addon/.bench/sgfp4_vulkan_bench.node";
@@ -176,24 +179,45 @@ async function readback(w: Workload, reps: number, bench: BenchAddon): Promise<L
     const half = await recycledMs(() => decode(w.bytes, { ...opts, format }), reps, bench);
     rows.push(ratioRow({ ...base, ...floor16, path: `decode (new Uint16Array, ${format})`, ms: half.ms, bitsOk: sameBits(half.last, halfReference(w, format)), note: half.note }));
   }
-  if (w.profile === "v2") rows.push(...(await tableCopiedRows(w, reps, bench, floor32, floor16)));
+  rows.push(...(await gapRows(w, reps, bench, floor32, into)));
+  rows.push(...(await fillOrderRows(w, reps, bench, floor32, floor16)));
   return rows;
 }
 
 /**
- * v2, diagnostic: the same calls with the leaf table on the heap and copied into upload memory,
- * and decodeAsync's input copied after the parse (SGFP4_VULKAN_LEAF_TABLE=copy,
- * SGFP4_VULKAN_PARSE_COPY=0: the path before session 15; the addon reads both per call), in the
- * same process right after the default's rows, so that the two compare within one run.
+ * Diagnostic rows that measure, in the same run, two costs the readback paths carry beyond the
+ * device-to-host copy (no goal):
+ * - decodeInto's one host copy alone (the addon's work pool, pooled readback memory into the
+ *   caller's array): on a discrete GPU decodeInto takes at least the longer of it and the copy;
+ * - a fresh output-sized array alone, right after a collection, as `decode` and `decodeAsync`
+ *   hand one over: V8 counts its bytes as external memory, and a rise of more than 64 MiB over
+ *   the lowest count since the last full collection starts incremental marking on the JS thread
+ *   (session-16 trace: the hand-over's "result array" phase took 0.3-4.7 ms).
  */
-async function tableCopiedRows(w: Workload, reps: number, bench: BenchAddon, floor32: { floor: string; floorMs: number }, floor16: { floor: string; floorMs: number }): Promise<LoadRow[]> {
+async function gapRows(w: Workload, reps: number, bench: BenchAddon, floor32: { floor: string; floorMs: number }, into: Float32Array): Promise<LoadRow[]> {
+  const n = w.shape[0] * w.shape[1];
+  const base = { backend: "vulkan" as const, workload: w.name, ...floor32, bitsOk: true };
+  const copyMs = median(bench.hostCopy(into, { reps })) / 1e6;
+  const fresh = await recycledMs(() => new Float32Array(n), reps, bench);
+  return [
+    ratioRow({ ...base, path: "host copy alone (readback memory into the caller's array, work pool)", ms: copyMs, note: `diagnostic: decodeInto's one host copy, ${((n * 4) / copyMs / 1e6).toFixed(1)} GB/s` }),
+    ratioRow({ ...base, path: "new Float32Array(n) alone, after a collection", ms: fresh.ms, note: "diagnostic: V8's cost of the fresh output-sized array decode and decodeAsync hand over" }),
+  ];
+}
+
+/**
+ * Diagnostic: the same calls with the direct route's inputs filled as in sessions 14-15 (everything
+ * left in one parallel copy once two stages are queued; SGFP4_VULKAN_PREFETCH_STAGES=0, read per
+ * call) instead of two stages ahead of the GPU, in the same process right after the default's
+ * rows, so that the two compare within one run.
+ */
+async function fillOrderRows(w: Workload, reps: number, bench: BenchAddon, floor32: { floor: string; floorMs: number }, floor16: { floor: string; floorMs: number }): Promise<LoadRow[]> {
   const opts = { profile: w.profile, shape: w.shape } as const;
   const base = { backend: "vulkan" as const, workload: w.name };
-  const label = "SGFP4_VULKAN_LEAF_TABLE=copy (before session 15)";
-  const note = "diagnostic: the leaf table copied into upload memory, decodeAsync's input copied after the parse";
+  const label = "SGFP4_VULKAN_PREFETCH_STAGES=0 (before session 16)";
+  const note = "diagnostic: the inputs left after two stages filled in one copy";
   const into = new Float32Array(w.shape[0] * w.shape[1]);
-  process.env.SGFP4_VULKAN_LEAF_TABLE = "copy";
-  process.env.SGFP4_VULKAN_PARSE_COPY = "0";
+  process.env.SGFP4_VULKAN_PREFETCH_STAGES = "0";
   try {
     const plain = await recycledMs(() => decode(w.bytes, opts), reps, bench);
     const intoMs = await medianMs(() => decodeInto(w.bytes, opts, into), reps);
@@ -206,51 +230,49 @@ async function tableCopiedRows(w: Workload, reps: number, bench: BenchAddon, flo
       ratioRow({ ...base, ...floor16, path: `decode (new Uint16Array, f16), ${label}`, ms: f16.ms, bitsOk: sameBits(f16.last, halfReference(w, "f16")), note }),
     ];
   } finally {
-    delete process.env.SGFP4_VULKAN_LEAF_TABLE;
-    delete process.env.SGFP4_VULKAN_PARSE_COPY;
+    delete process.env.SGFP4_VULKAN_PREFETCH_STAGES;
   }
 }
 
 /**
- * BENCH_LOAD_VULKAN_PROBE=1 (diagnostic, logged only): the readback calls (default route) with the
- * host copies' streaming stores and with plain memcpy (SGFP4_VULKAN_HOST_COPY; the pool is emptied
- * between settings, the upload buffers' memory flags are logged), stage sizes and stages in flight (the addon reads
- * SGFP4_VULKAN_STAGE_BYTES / SGFP4_VULKAN_STAGES_IN_FLIGHT per call), then one traced decode and
- * decodeInto per kind (SGFP4_VULKAN_TRACE: per-stage host and GPU phases on stderr).
+ * BENCH_LOAD_VULKAN_PROBE=1 (diagnostic, logged only): the readback calls (default route) at a few
+ * stage sizes and stages in flight (the addon reads SGFP4_VULKAN_STAGE_BYTES /
+ * SGFP4_VULKAN_STAGES_IN_FLIGHT per call), for f32 and f16, then one traced call of each kind
+ * (SGFP4_VULKAN_TRACE: per-stage host and GPU phases, and the call's host phases, on stderr).
+ * Sessions 14 and 15 compared the upload memory kinds and the host copies' streaming stores.
  */
 async function probe(w: Workload, ctx: LoadContext, bench: BenchAddon): Promise<void> {
   const opts = { profile: w.profile, shape: w.shape } as const;
+  const f16 = { ...opts, format: "f16" } as const;
   const into = new Float32Array(w.shape[0] * w.shape[1]);
   const env = process.env;
   try {
-    // session 14: the upload memory kinds measured alike (tools/bench-load/results/h100-s14-vulkan-probe.log);
-    // now the host copies' streaming stores against plain memcpy
-    for (const hostCopy of ["", "memcpy"]) {
-      env.SGFP4_VULKAN_HOST_COPY = hostCopy;
-      releaseBuffers();
-      await settle();
-      for (const [stage, depth] of [[16, 2], [16, 3], [32, 2], [64, 2], [4096, 2]] as const) {
-        env.SGFP4_VULKAN_STAGE_BYTES = String(stage * 2 ** 20);
-        env.SGFP4_VULKAN_STAGES_IN_FLIGHT = String(depth);
-        const plain = await recycledMs(() => decode(w.bytes, opts), 5, bench);
-        const intoMs = await medianMs(() => decodeInto(w.bytes, opts, into), 5);
-        const async = await recycledMs(() => decodeAsync(w.bytes, opts), 5, bench);
-        const ok = sameBits(plain.last, w.reference) && sameBits(into, w.reference) && sameBits(async.last, w.reference);
-        ctx.log(
-          `probe ${w.name} upload flags ${bench.stats().memoryFlags.upload}, host copy ${hostCopy || "streaming"}, stage ${stage} MiB, ${depth} in flight: ` +
-            `decode ${plain.ms.toFixed(3)} ms, decodeInto ${intoMs.toFixed(3)} ms, decodeAsync ${async.ms.toFixed(3)} ms${ok ? "" : " BITS DIFFER"}`,
-        );
-      }
-      delete env.SGFP4_VULKAN_STAGE_BYTES;
-      delete env.SGFP4_VULKAN_STAGES_IN_FLIGHT;
-      env.SGFP4_VULKAN_TRACE = "1";
-      ctx.log(`probe ${w.name} host copy ${hostCopy || "streaming"}: traced decode, then decodeInto`);
+    for (const [stage, depth] of [[16, 3], [8, 4], [32, 2], [4, 8]] as const) {
+      env.SGFP4_VULKAN_STAGE_BYTES = String(stage * 2 ** 20);
+      env.SGFP4_VULKAN_STAGES_IN_FLIGHT = String(depth);
+      const plain = await recycledMs(() => decode(w.bytes, opts), 5, bench);
+      const intoMs = await medianMs(() => decodeInto(w.bytes, opts, into), 5);
+      const async = await recycledMs(() => decodeAsync(w.bytes, opts), 5, bench);
+      const half = await recycledMs(() => decode(w.bytes, f16), 5, bench);
+      const ok = sameBits(plain.last, w.reference) && sameBits(into, w.reference) && sameBits(async.last, w.reference) && sameBits(half.last, halfReference(w, "f16"));
+      ctx.log(
+        `probe ${w.name} stage ${stage} MiB, ${depth} in flight: decode ${plain.ms.toFixed(3)} ms, decodeInto ${intoMs.toFixed(3)} ms, ` +
+          `decodeAsync ${async.ms.toFixed(3)} ms, decode f16 ${half.ms.toFixed(3)} ms${ok ? "" : " BITS DIFFER"}`,
+      );
+    }
+    delete env.SGFP4_VULKAN_STAGE_BYTES;
+    delete env.SGFP4_VULKAN_STAGES_IN_FLIGHT;
+    env.SGFP4_VULKAN_TRACE = "1";
+    ctx.log(`probe ${w.name}: traced decode, decodeInto, decodeAsync, decode f16 (twice each)`);
+    for (let i = 0; i < 2; i++) {
       decode(w.bytes, opts);
       decodeInto(w.bytes, opts, into);
-      delete env.SGFP4_VULKAN_TRACE;
+      await decodeAsync(w.bytes, opts);
+      decode(w.bytes, f16);
     }
+    delete env.SGFP4_VULKAN_TRACE;
   } finally {
-    for (const k of ["SGFP4_VULKAN_HOST_COPY", "SGFP4_VULKAN_STAGE_BYTES", "SGFP4_VULKAN_STAGES_IN_FLIGHT", "SGFP4_VULKAN_TRACE"]) delete env[k];
+    for (const k of ["SGFP4_VULKAN_STAGE_BYTES", "SGFP4_VULKAN_STAGES_IN_FLIGHT", "SGFP4_VULKAN_TRACE"]) delete env[k];
     releaseBuffers();
   }
 }
