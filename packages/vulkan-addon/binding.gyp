@@ -10,6 +10,7 @@
         "native/src/decode_worker.cpp",
         "native/src/host_copy.cpp",
         "native/src/sgfp4_parse.cpp",
+        "native/src/sgfp4_parse_exact.cpp",
         "native/src/vk_decode.cpp",
         "native/src/vk_device.cpp",
         "native/src/vk_loader.cpp",

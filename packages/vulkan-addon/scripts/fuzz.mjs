@@ -35,7 +35,7 @@ const golden = writeGoldenSeeds(seeds);
 
 const bin = join(out, "parse_fuzzer");
 const flags = [`-I${formatGenerated}`, "-std=c++17", "-O1", "-g", "-fsanitize=fuzzer,address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"];
-const sources = ["fuzz/parse_fuzzer.cpp", "native/src/sgfp4_parse.cpp", "native/src/decode_plan.cpp"].map((f) => join(root, f));
+const sources = ["fuzz/parse_fuzzer.cpp", "native/src/sgfp4_parse.cpp", "native/src/sgfp4_parse_exact.cpp", "native/src/decode_plan.cpp"].map((f) => join(root, f));
 const build = spawnSync("clang++", [...flags, "-DSGFP4_TEST_PLAN", "-o", bin, ...sources], { encoding: "utf8" });
 if (build.status !== 0) {
   const why = build.error ? build.error.message : build.stderr.trim();

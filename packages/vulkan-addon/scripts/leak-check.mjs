@@ -12,7 +12,7 @@ const out = join(root, "native", "test", "out", "leak");
 const seeds = join(out, "seeds");
 writeGoldenSeeds(seeds);
 const dirs = [seeds, join(root, "fuzz", "corpus")];
-const sources = [join(root, "fuzz", "leak_check.cpp"), join(root, "native", "src", "sgfp4_parse.cpp")];
+const sources = [join(root, "fuzz", "leak_check.cpp"), join(root, "native", "src", "sgfp4_parse.cpp"), join(root, "native", "src", "sgfp4_parse_exact.cpp")];
 const common = [`-I${formatGenerated}`, "-std=c++17", "-O1", "-g", "-fno-omit-frame-pointer"];
 
 execFileSync("g++", [...common, "-fsanitize=address", "-o", join(out, "leak_check_asan"), ...sources], { stdio: "inherit" });

@@ -53,10 +53,10 @@ if (existsSync(join(vectors, "index.json"))) {
 }
 
 const flags = [`-I${formatGenerated}`, "-std=c++17", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer", "-Wall", "-Wextra"];
-const parser = join(root, "native", "src", "sgfp4_parse.cpp");
+const parser = ["sgfp4_parse.cpp", "sgfp4_parse_exact.cpp"].map((f) => join(root, "native", "src", f));
 const plan = join(root, "native", "src", "decode_plan.cpp");  // plans from blockPayload against plans from the table
 for (const name of ["parser_test", "fuzz_driver"]) {
-  execFileSync("g++", [...flags, "-DSGFP4_TEST_PLAN", "-o", join(out, name), join(root, "native", "test", `${name}.cpp`), parser, plan], { stdio: "inherit" });
+  execFileSync("g++", [...flags, "-DSGFP4_TEST_PLAN", "-o", join(out, name), join(root, "native", "test", `${name}.cpp`), ...parser, plan], { stdio: "inherit" });
 }
 // The host copies (streaming stores, work pool threads) against memcpy.
 execFileSync("g++", [...flags, "-pthread", "-o", join(out, "host_copy_test"), join(root, "native", "test", "host_copy_test.cpp"), join(root, "native", "src", "host_copy.cpp")], { stdio: "inherit" });
