@@ -41,6 +41,13 @@ interface BenchAddon {
 
 const BENCH_ADDON = "packages/vulkan-addon/.bench/sgfp4_vulkan_bench.node";
 const KERNEL_GOAL_BYTES = 256 * 2 ** 20;
+/**
+ * Untimed rounds (each the kernel and both copies, about 12 ms at 256 MiB on the H100) before the
+ * kernel rows, so the GPU reaches its full clock first: with 2, the first v2 workload of session
+ * 16's first run read 0.78 of the copy shader (its readback rows just before ran at an SM clock
+ * of 1005-1245 MHz; the kernel rows are too short for nvidia-smi's samples), the others 0.88-0.89.
+ */
+const KERNEL_WARM_ROUNDS = 25;
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[xs.length >> 1]!;
 
 function benchAddonPath(): string | undefined {
@@ -280,7 +287,7 @@ async function probe(w: Workload, ctx: LoadContext, bench: BenchAddon): Promise<
 function kernel(w: Workload, reps: number, quick: boolean, bench: BenchAddon): LoadRow[] {
   const rows: LoadRow[] = [];
   for (const format of ["f32", "f16", "bf16"] as const) {
-    const r = bench.kernel(w.bytes, w.profile, w.shape[0], w.shape[1], { reps, warmup: quick ? 1 : 2, maxBatch: quick ? 2 : 200, format, maxOutputBytes: 2 ** 40, check: true });
+    const r = bench.kernel(w.bytes, w.profile, w.shape[0], w.shape[1], { reps, warmup: quick ? 1 : KERNEL_WARM_ROUNDS, maxBatch: quick ? 2 : 200, format, maxOutputBytes: 2 ** 40, check: true });
     const expected = format === "f32" ? w.reference : halfReference(w, format);
     const ms = median(r.decodeNs) / 1e6;
     const floorMs = ((median(r.copyShaderNs) / 1e6) * (r.streamBytes + r.outputBytes)) / (2 * r.outputBytes);
