@@ -32,7 +32,6 @@ afterEach(() => {
   delete process.env.SGFP4_VULKAN_DIRECT;
   delete process.env.SGFP4_VULKAN_LEAF_TABLE;
   delete process.env.SGFP4_VULKAN_PARSE_COPY;
-  delete process.env.SGFP4_VULKAN_PREFETCH_STAGES;
 });
 
 // 320 x 1030 float32: 1.26 MiB, over the hand-over threshold (1 MiB); five macroblock rows.
@@ -76,15 +75,6 @@ describe("decodes in stages give the bits of construction", () => {
         await everyCallAndFormat(profile === "v1" ? 903 : 904, profile);
       });
     }
-  }
-
-  for (const prefetch of ["0", "1", "5"]) {
-    it(`direct route, one stage per macroblock row, inputs filled ${prefetch === "0" ? "in one copy with two stages queued (SGFP4_VULKAN_PREFETCH_STAGES=0)" : `${prefetch} stage(s) ahead`}: every call and format, v1 and v2`, async () => {
-      process.env.SGFP4_VULKAN_STAGE_BYTES = "1";
-      process.env.SGFP4_VULKAN_PREFETCH_STAGES = prefetch;
-      await everyCallAndFormat(907, "v1");
-      await everyCallAndFormat(908, "v2");
-    });
   }
 
   it("v2, direct route, the leaf table on the heap and copied into upload memory (SGFP4_VULKAN_LEAF_TABLE=copy, as before it was parsed there): every call and format", async () => {

@@ -38,15 +38,6 @@ uint64_t envNumber(const char* name, uint64_t dflt) {
 // outputs then run many), SGFP4_VULKAN_STAGES_IN_FLIGHT sets how many stages are submitted before
 // the host waits for the oldest.
 uint64_t stageBytes() { return envNumber("SGFP4_VULKAN_STAGE_BYTES", kStageBytes); }
-// Direct route: after submitting stage k, the host fills the inputs of stages k + 1 .. k + this
-// while the GPU works, so no stage waits for one large fill. SGFP4_VULKAN_PREFETCH_STAGES=0: the
-// session-14 order (everything left filled in one parallel copy once two stages are queued), for
-// the benchmark's comparison in one process.
-constexpr uint64_t kPrefetchStages = 2;
-uint64_t prefetchStages() {
-  const char* v = std::getenv("SGFP4_VULKAN_PREFETCH_STAGES");
-  return v && *v ? std::min<uint64_t>(64, std::strtoull(v, nullptr, 10)) : kPrefetchStages;
-}
 uint64_t stagesInFlight(uint64_t dflt) { return std::min<uint64_t>(16, envNumber("SGFP4_VULKAN_STAGES_IN_FLIGHT", dflt)); }
 
 // The device's plan with chunks of at most kStageBytes of output where the shape allows (one
@@ -223,7 +214,6 @@ Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Cont
   // GPU has work while the host makes the result array (whileGpuRuns).
   const size_t inFlight = size_t(stagesInFlight(direct ? kDirectStagesInFlight : kStagesInFlight));
   const size_t depth = direct && !out ? std::max<size_t>(inFlight, std::min<size_t>(plan.chunks.size(), 64)) : inFlight;
-  const size_t prefetch = direct ? size_t(prefetchStages()) : 0;
   trace.setupDone();
   // After the buffers: destroyed first, each waiting for the device if its work is in flight.
   std::vector<std::unique_ptr<Submission>> stages;
@@ -257,18 +247,10 @@ Lease decodeStaged(VulkanDevice& d, const uint8_t* bytes, size_t len, const Cont
     }
     trace.mark(cmd, k, 3);
     trace.time(k, StageTrace::Submit, [&] { stages[k]->submit(); });
-    // Direct: the next stages' inputs while the GPU runs this one (the fill at the top of their
-    // iteration then finds them done). The session-14 order instead filled everything left in one
-    // parallel copy with two stages queued: 0.85-1 ms on the H100 host for a 16-19 MiB stream,
-    // during which the GPU ran out of work (0.2-0.3 ms idle before stage 2, session-16 trace).
-    if (direct && prefetch > 0 && k + 1 < plan.chunks.size())
-      trace.time(k, StageTrace::Fill, [&] {
-        for (size_t j = k + 1; j <= std::min(plan.chunks.size() - 1, k + prefetch); j++) {
-          stream.need(plan.chunks[j].streamStart, plan.chunks[j].streamEnd, VK_NULL_HANDLE);
-          leaves.need(plan.chunks[j].leafStart * 16, plan.chunks[j].leafEnd * 16, VK_NULL_HANDLE);
-        }
-      });
-    if (direct && prefetch == 0 && k == 1)
+    // Direct: with two stages queued, the rest of the inputs in one parallel copy (the host's
+    // small per-stage fills ran at a quarter of its copy rate on the H100 host and were most of
+    // decodeInto's host time); later stages find them filled.
+    if (direct && k == 1)
       trace.time(k, StageTrace::Fill, [&] {
         stream.need(0, plan.streamBytes, VK_NULL_HANDLE);
         leaves.need(0, leafPadded, VK_NULL_HANDLE);
