@@ -10,8 +10,8 @@
  *   256 MiB of output: v2 workloads are stacked (their records repeated down the rows) to reach it.
  *   Ratio as in the package's BENCHMARKS.md: (stream + output bytes) / kernel time against
  *   2 x output bytes / copy time, expressed as floorMs = copy time x (stream + output) / (2 x output).
- * - diagnostics in the same run: the staged route, the inputs filled as before session 16, and
- *   two costs beyond the copy (decodeInto's host copy alone; a fresh output-sized array alone).
+ * - diagnostics in the same run: the staged route, and two costs beyond the copy (decodeInto's
+ *   host copy alone; a fresh output-sized array alone).
  * Every output is compared bit for bit with the reference (f16 / bf16: its conversion, P10).
  *
  * The bench-only addon (built by packages/vulkan-addon/scripts/build-bench.mjs) exports the
@@ -187,7 +187,6 @@ async function readback(w: Workload, reps: number, bench: BenchAddon): Promise<L
     rows.push(ratioRow({ ...base, ...floor16, path: `decode (new Uint16Array, ${format})`, ms: half.ms, bitsOk: sameBits(half.last, halfReference(w, format)), note: half.note }));
   }
   rows.push(...(await gapRows(w, reps, bench, floor32, into)));
-  rows.push(...(await fillOrderRows(w, reps, bench, floor32, floor16)));
   return rows;
 }
 
@@ -210,35 +209,6 @@ async function gapRows(w: Workload, reps: number, bench: BenchAddon, floor32: { 
     ratioRow({ ...base, path: "host copy alone (readback memory into the caller's array, work pool)", ms: copyMs, note: `diagnostic: decodeInto's one host copy, ${((n * 4) / copyMs / 1e6).toFixed(1)} GB/s` }),
     ratioRow({ ...base, path: "new Float32Array(n) alone, after a collection", ms: fresh.ms, note: "diagnostic: V8's cost of the fresh output-sized array decode and decodeAsync hand over" }),
   ];
-}
-
-/**
- * Diagnostic: the same calls with the direct route's inputs filled as in sessions 14-15 (everything
- * left in one parallel copy once two stages are queued; SGFP4_VULKAN_PREFETCH_STAGES=0, read per
- * call) instead of two stages ahead of the GPU, in the same process right after the default's
- * rows, so that the two compare within one run.
- */
-async function fillOrderRows(w: Workload, reps: number, bench: BenchAddon, floor32: { floor: string; floorMs: number }, floor16: { floor: string; floorMs: number }): Promise<LoadRow[]> {
-  const opts = { profile: w.profile, shape: w.shape } as const;
-  const base = { backend: "vulkan" as const, workload: w.name };
-  const label = "SGFP4_VULKAN_PREFETCH_STAGES=0 (before session 16)";
-  const note = "diagnostic: the inputs left after two stages filled in one copy";
-  const into = new Float32Array(w.shape[0] * w.shape[1]);
-  process.env.SGFP4_VULKAN_PREFETCH_STAGES = "0";
-  try {
-    const plain = await recycledMs(() => decode(w.bytes, opts), reps, bench);
-    const intoMs = await medianMs(() => decodeInto(w.bytes, opts, into), reps);
-    const async = await recycledMs(() => decodeAsync(w.bytes, opts), reps, bench);
-    const f16 = await recycledMs(() => decode(w.bytes, { ...opts, format: "f16" }), reps, bench);
-    return [
-      ratioRow({ ...base, ...floor32, path: `decode (new Float32Array), ${label}`, ms: plain.ms, bitsOk: sameBits(plain.last, w.reference), note }),
-      ratioRow({ ...base, ...floor32, path: `decodeInto (caller's Float32Array), ${label}`, ms: intoMs, bitsOk: sameBits(into, w.reference), note }),
-      ratioRow({ ...base, ...floor32, path: `decodeAsync (new Float32Array), ${label}`, ms: async.ms, bitsOk: sameBits(async.last, w.reference), note }),
-      ratioRow({ ...base, ...floor16, path: `decode (new Uint16Array, f16), ${label}`, ms: f16.ms, bitsOk: sameBits(f16.last, halfReference(w, "f16")), note }),
-    ];
-  } finally {
-    delete process.env.SGFP4_VULKAN_PREFETCH_STAGES;
-  }
 }
 
 /**
