@@ -198,7 +198,9 @@ export class GpuFloors {
  * floor run 1.8-3x slower on the H100/H200 (docs/history/webgpu-benchmarks.md, "order-dependent
  * slowdown"); session 13 showed it is not buffer placement: these reserved buffers slowed down
  * too, while scripts/kernel-probe.mjs, in a fresh process, saw no slowdown into early or late
- * buffers after the decoder's user paths. Its cause is still open.
+ * buffers after the decoder's user paths. The cause was the GPU's clock (session 15: idle 345 MHz
+ * between short passes; gpu-clock.ts), fixed by GpuFloors.keepBusy (session 16: 0.85-0.86 on
+ * every workload).
  */
 export interface ReservedBuffers {
   out: GPUBuffer;

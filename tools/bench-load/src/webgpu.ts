@@ -68,7 +68,7 @@ export async function measure(ctx: LoadContext): Promise<LoadRow[]> {
   try {
     // Kernel rows of every workload first, on a device that has run nothing else: measured after
     // the user paths of a workload they ran 1.8-4.4x slower, and the copy kernel with them
-    // (ReservedBuffers; BENCH_LOAD_WEBGPU_STEPS=1 times the copy after each step to find why).
+    // (ReservedBuffers): the GPU's idle clock between short passes, session 15 (gpu-clock.ts).
     if (process.env.BENCH_LOAD_WEBGPU_KERNELS_LAST !== "1") {
       for (const w of ctx.workloads) {
         ctx.log(`webgpu: kernel rows, ${w.name}`);
@@ -120,11 +120,8 @@ async function workloadRows(ctx: LoadContext, device: GPUDevice, d: Decoders, fl
   const base = { backend: "webgpu" as const, workload: w.name };
   const out = device.createBuffer({ size: outBytes, usage: USAGE.STORAGE | USAGE.COPY_SRC | USAGE.COPY_DST });
   const onDevice = async () => sameBits(await decoder.readBack(out, outBytes), w.reference);
-  const step = stepProbe(ctx, floors, w, reserved);
   try {
-    await step("start");
     const upload = await floors.uploadMs([w.bytes]);
-    await step("upload floor");
     // the kernel alone on a prepared container (tables built at prepare time)
     const prepared = decoder.prepare(w.bytes, req);
     const iters = Math.max(3, Math.min(50, Math.ceil(2 ** 30 / outBytes)));
@@ -132,9 +129,7 @@ async function workloadRows(ctx: LoadContext, device: GPUDevice, d: Decoders, fl
     // the kernel measured here, after earlier workloads' paths, can run slower; see measure())
     const hereMs = await floors.passMs((pass) => decoder.encode(pass, prepared, out), iters);
     const kernelMs = Math.min(hereMs, kernelFirstMs ?? hereMs);
-    await step("prepare + kernel");
     const kernelBits = await onDevice();
-    await step("readBack");
     const floorMs = upload.ms + kernelMs;
     const floor = `upload (${upload.how}) + kernel (${floors.timer})`;
     const rows: LoadRow[] = [];
@@ -149,12 +144,10 @@ async function workloadRows(ctx: LoadContext, device: GPUDevice, d: Decoders, fl
       await clear(device, out); // a stale output must not pass the bit check
       const ms = await medianMs(() => dec.decodeToBuffer(w.bytes, req, out), ctx.reps);
       rows.push(ratioRow({ ...base, path: label, ms, floor, floorMs, goal, bitsOk: await onDevice(), ...(dec === d.cached ? { note: "diagnostic" } : {}) }));
-      await step(label);
     }
     // where the one call's time goes: the host validation it starts with (the rest is the cached row)
     const validateMs = await medianMs(() => d.validate(w.bytes, req), ctx.reps);
     rows.push(ratioRow({ ...base, path: "host validation alone (wasmValidator, calling thread)", ms: validateMs, floor, floorMs, bitsOk: kernelBits, note: "diagnostic" }));
-    await step("host validation");
     const prepMs = await medianMs(async () => {
       const p = decoder.prepare(w.bytes, req);
       const encoder = device.createCommandEncoder();
@@ -166,17 +159,14 @@ async function workloadRows(ctx: LoadContext, device: GPUDevice, d: Decoders, fl
       p.destroy();
     }, ctx.reps);
     rows.push(ratioRow({ ...base, path: "prepare + decode", ms: prepMs, floor, floorMs, bitsOk: await onDevice() }));
-    await step("prepare + decode");
 
     prepared.destroy();
 
     const d2h = await floors.downloadMs(outBytes);
-    await step("device-to-host floor");
     let host: Float32Array | undefined;
     const readMs = await medianMs(async () => {
       host = await decoder.decode(w.bytes, { ...req, format: "f32" });
     }, ctx.reps);
-    await step("decode (to host)");
     rows.push(ratioRow({ ...base, path: "decode (to host)", ms: readMs, floor: "device-to-host copy (GPU copy, map, one host copy)", floorMs: d2h, goal: 0.5, bitsOk: host !== undefined && sameBits(host, w.reference) }));
     return rows;
   } finally {
@@ -191,7 +181,6 @@ async function workloadRows(ctx: LoadContext, device: GPUDevice, d: Decoders, fl
  */
 async function kernelRows(ctx: LoadContext, decoder: Decoder, floors: GpuFloors, w: Workload, reserved: ReservedBuffers, perDecodeMs: Map<Workload, number>): Promise<LoadRow[]> {
   const outBytes = w.reference.byteLength;
-  const step = stepProbe(ctx, floors, w, reserved);
   const prepared = decoder.prepare(w.bytes, { profile: w.profile, shape: w.shape });
   try {
     const iters = Math.max(3, Math.min(50, Math.ceil(2 ** 30 / outBytes)));
@@ -203,7 +192,6 @@ async function kernelRows(ctx: LoadContext, decoder: Decoder, floors: GpuFloors,
     perDecodeMs.set(w, bigKernelMs / copies);
     const bitsOk = sameBits(await decoder.readBack(reserved.out, outBytes), w.reference);
     const copyMs = await floors.copyKernelMs(Math.ceil((copies * outBytes) / 16) * 16, Math.max(3, Math.ceil(iters / copies)), reserved);
-    await step("kernel alone + copy kernel");
     const moved = copies * (w.bytes.length + outBytes);
     const heavy = w.profile === "v2" && HEAVY_TAILED.has(w.family);
     const rows: LoadRow[] = [
@@ -219,31 +207,15 @@ async function kernelRows(ctx: LoadContext, decoder: Decoder, floors: GpuFloors,
         note: heavy ? (copies * outBytes >= KERNEL_GOAL_BYTES ? undefined : "under 256 MiB: goal not applied") : "goal applies to heavy-tailed v2 only",
       }),
     ];
-    rows.push(...(await halfRows(decoder, floors, w, iters, reserved, step)));
-    await step("f16/bf16 kernels");
+    rows.push(...(await halfRows(decoder, floors, w, iters, reserved)));
     return rows;
   } finally {
     prepared.destroy();
   }
 }
 
-/**
- * BENCH_LOAD_WEBGPU_STEPS=1: the copy kernel on the reserved buffers timed after each step of a
- * workload, logged, to find the step after which the kernel rows slow down (the order-dependent
- * slowdown, ReservedBuffers). Off by default: it adds GPU work between the rows, and its copy
- * overwrites the reserved output (so a step comes after that output's bits are read).
- */
-function stepProbe(ctx: LoadContext, floors: GpuFloors, w: Workload, reserved: ReservedBuffers): (label: string) => Promise<void> {
-  if (process.env.BENCH_LOAD_WEBGPU_STEPS !== "1") return async () => {};
-  const bytes = Math.min(reserved.bytes, 256 * 2 ** 20);
-  return async (label) => {
-    const ms = await floors.copyKernelMs(bytes, 3, reserved);
-    ctx.log(`webgpu step probe: ${w.name}, after ${label}: copy kernel ${ms.toFixed(3)} ms (${((2 * bytes) / ms / 1e6).toFixed(0)} GB/s)`);
-  };
-}
-
 /** f16 / bf16 straight from the kernel (prepared) vs the copy kernel moving the same output bytes, in throughput. */
-async function halfRows(decoder: Decoder, floors: GpuFloors, w: Workload, iters: number, reserved: ReservedBuffers, step: (label: string) => Promise<void>): Promise<LoadRow[]> {
+async function halfRows(decoder: Decoder, floors: GpuFloors, w: Workload, iters: number, reserved: ReservedBuffers): Promise<LoadRow[]> {
   const rows: LoadRow[] = [];
   for (const format of ["f16", "bf16"] as const) {
     const prepared = decoder.prepare(w.bytes, { profile: w.profile, shape: w.shape, format });
@@ -252,10 +224,8 @@ async function halfRows(decoder: Decoder, floors: GpuFloors, w: Workload, iters:
     const out = reserved.out;
     try {
       await clear(decoder.device, out, padded); // a stale output must not pass the bit check
-      await step(`${format} prepare + clear`);
       const ms = await floors.passMs((pass) => decoder.encode(pass, prepared, out), iters);
       const got = await decoder.readBack(out, padded);
-      await step(`${format} kernel + readBack`); // after the readBack: the probe's copy writes this buffer
       const bitsOk = sameBits(new Uint16Array(got.buffer, got.byteOffset, bytes / 2), halfReference(w, format));
       const copyMs = await floors.copyKernelMs(padded, iters, reserved);
       rows.push(
