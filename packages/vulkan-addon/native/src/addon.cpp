@@ -49,9 +49,12 @@ Napi::Value Parse(const Napi::CallbackInfo& info) {
 
 // A decode call's parse: on a device already open, a v2 leaf table goes straight into the pooled
 // upload memory that the direct route's kernel binds (leafArena), instead of the heap and then a
-// copy there. The verdict and error are the parse's either way.
-Container parseForDecode(const Args& a) {
-  std::shared_ptr<TableArena> arena = a.profile == Profile::V2 ? leafArena(existingDevice(a.device), a.rows, a.cols, a.format) : nullptr;
+// copy there; with streamLen, the parse also copies the stream into upload memory as it goes
+// (the arena is handed back through `arenaOut`, for parsedStream). The verdict and error are the
+// parse's either way.
+Container parseForDecode(const Args& a, const size_t* streamLen = nullptr, std::shared_ptr<TableArena>* arenaOut = nullptr) {
+  std::shared_ptr<TableArena> arena = a.profile == Profile::V2 ? leafArena(existingDevice(a.device), a.rows, a.cols, a.format, streamLen) : nullptr;
+  if (arenaOut) *arenaOut = arena;
   return parse(a.bytes, a.len, a.profile, a.rows, a.cols, a.maxOutputBytes, 0, std::move(arena));
 }
 
@@ -113,14 +116,11 @@ Napi::Value DecodeAsync(const Napi::CallbackInfo& info) {
     // A hand-over on the direct route copies its input into upload memory before returning: the
     // parse makes that copy as it goes, each range of records right after reading them
     // (SGFP4_VULKAN_PARSE_COPY=0: the worker's separate copy, as before; read per call).
+    const char* knob = std::getenv("SGFP4_VULKAN_PARSE_COPY");
+    const bool handOver = !into && a.rows * a.cols * double(elementBytes(a.format)) >= double(kHandOverMinBytes);
+    const size_t len = a.len;
     std::shared_ptr<TableArena> arena;
-    if (a.profile == Profile::V2) {
-      const char* knob = std::getenv("SGFP4_VULKAN_PARSE_COPY");
-      const bool handOver = !into && a.rows * a.cols * double(elementBytes(a.format)) >= double(kHandOverMinBytes);
-      const size_t len = a.len;
-      arena = leafArena(existingDevice(a.device), a.rows, a.cols, a.format, handOver && !(knob && knob[0] == '0') ? &len : nullptr);
-    }
-    Container c = parse(a.bytes, a.len, a.profile, a.rows, a.cols, a.maxOutputBytes, 0, arena);
+    Container c = parseForDecode(a, handOver && !(knob && knob[0] == '0') ? &len : nullptr, &arena);
     trace.mark("parse");
     if (into) outputArray(info, 4, a.format, c.rows * c.cols);
     VulkanDevice& d = deviceFor(a.device);
