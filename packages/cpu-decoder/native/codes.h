@@ -7,17 +7,15 @@
 static inline __attribute__((always_inline)) void emit16(float *p0, float *p1, float *p2, float *p3, v128_t codes,
                                                           v128_t scale, v128_t bias) {
   const v128_t z = wasm_i32x4_const(0, 0, 0, 0);
-  /* interleaving with zero puts each byte at the top of its lane: i32 = 16*q << 24 = q * 2^28 */
-  v128_t lo = wasm_i8x16_shuffle(z, codes, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  v128_t hi = wasm_i8x16_shuffle(z, codes, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
-  v128_t a = wasm_i16x8_shuffle(z, lo, 0, 8, 1, 9, 2, 10, 3, 11);
-  v128_t b = wasm_i16x8_shuffle(z, lo, 4, 12, 5, 13, 6, 14, 7, 15);
-  v128_t c = wasm_i16x8_shuffle(z, hi, 0, 8, 1, 9, 2, 10, 3, 11);
-  v128_t d = wasm_i16x8_shuffle(z, hi, 4, 12, 5, 13, 6, 14, 7, 15);
-  wasm_v128_store(p0, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(a), scale), bias));
-  wasm_v128_store(p1, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(b), scale), bias));
-  wasm_v128_store(p2, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(c), scale), bias));
-  wasm_v128_store(p3, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(d), scale), bias));
+  /* interleaving with zero puts each byte at the top of its lane: i32 = 16*q << 24 = q * 2^28.
+   * Each vector is stored as soon as it is made: V8 has 16 xmm registers, and values kept live
+   * across a leaf get spilled (or their constants rebuilt), which costs more than the math. */
+  const v128_t lo = wasm_i8x16_shuffle(z, codes, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+  wasm_v128_store(p0, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i16x8_shuffle(z, lo, 0, 8, 1, 9, 2, 10, 3, 11)), scale), bias));
+  wasm_v128_store(p1, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i16x8_shuffle(z, lo, 4, 12, 5, 13, 6, 14, 7, 15)), scale), bias));
+  const v128_t hi = wasm_i8x16_shuffle(z, codes, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+  wasm_v128_store(p2, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i16x8_shuffle(z, hi, 0, 8, 1, 9, 2, 10, 3, 11)), scale), bias));
+  wasm_v128_store(p3, wasm_f32x4_add(wasm_f32x4_mul(wasm_f32x4_convert_i32x4(wasm_i16x8_shuffle(z, hi, 4, 12, 5, 13, 6, 14, 7, 15)), scale), bias));
 }
 
 /* Place codes k..k+15 (row-major in a leaf of side 1 << lg) at their output rows. */
@@ -239,17 +237,84 @@ static inline __attribute__((always_inline)) void store_four_4x4(v128_t c0, v128
   } while (0)
 
 
-/* Two side-by-side 8x8 leaves (headers ha, hb; payloads pa, pb) expanded: 64 contiguous bytes
- * per output row. The FP4-sized load of a T158 payload reads 16 bytes past it: the caller keeps
- * that inside the stream copy or its INPUT_SLACK_BYTES. */
-static inline __attribute__((always_inline)) void pair_8x8(u32 ha, u32 hb, const u8 *pa, const u8 *pb, float *q, u32 cols) {
-  v128_t sa, ba, sb, bb, ka0, ka1, ka2, ka3, kb0, kb1, kb2, kb3;
-  LEAF_SCALE_BIAS(sgfp4_v2_header_params(ha), sa, ba);
-  LEAF_SCALE_BIAS(sgfp4_v2_header_params(hb), sb, bb);
-  CODES_8x8(pa, ha & SGFP4_V2_LEAF_MODE_MASK, ka0, ka1, ka2, ka3);
-  CODES_8x8(pb, hb & SGFP4_V2_LEAF_MODE_MASK, kb0, kb1, kb2, kb3);
+/* 16 codes (rows 2r, 2r+1 of an 8x8 leaf) to their 2 x 8 floats at p. */
+static inline __attribute__((always_inline)) void rows2_8x8(float *p, u32 cols, v128_t codes, v128_t scale, v128_t bias) {
+  emit16(p, p + 4, p + cols, p + cols + 4, codes, scale, bias);
+}
+
+/* Scale * 2^-28 and bias of two consecutive v2 leaf headers (8 bytes at h), splatted, as
+ * LEAF_SCALE_BIAS does for one (flag bits masked off the biases); and their reserved bits and
+ * non-finite halves as nonzero lanes of `bad` (OR-ed in: judged once per record). */
+#define PAIR_SCALE_BIAS(h, sa, ba, sb, bb, bad)                                                                  \
+  do {                                                                                                           \
+    const v128_t hh_ = wasm_v128_load64_zero(h);                                                                \
+    const v128_t exp_ = wasm_i16x8_splat(SGFP4_HALF_EXPONENT_MASK);                                              \
+    bad = wasm_v128_or(bad, wasm_v128_or(wasm_v128_and(hh_, wasm_i32x4_splat(SGFP4_V2_LEAF_RESERVED_MASK)),      \
+                                         wasm_i16x8_eq(wasm_v128_and(hh_, exp_), exp_)));                        \
+    const v128_t halves_ = wasm_u32x4_extend_low_u16x8(hh_); /* bias a, scale a, bias b, scale b */              \
+    const v128_t magnitude_ = wasm_i32x4_shl(wasm_v128_and(halves_, wasm_i32x4_const(0x7ff0, 0x7fff, 0x7ff0, 0x7fff)), 13); \
+    const v128_t sign_ = wasm_i32x4_shl(wasm_v128_and(halves_, wasm_i32x4_splat(0x8000)), 16);                 \
+    const v128_t both_ =                                                                                         \
+        wasm_v128_or(wasm_f32x4_mul(magnitude_, wasm_f32x4_const(0x1p112f, 0x1p84f, 0x1p112f, 0x1p84f)), sign_); \
+    sa = wasm_i32x4_shuffle(both_, both_, 1, 1, 1, 1);                                                            \
+    ba = wasm_i32x4_shuffle(both_, both_, 0, 0, 0, 0);                                                            \
+    sb = wasm_i32x4_shuffle(both_, both_, 3, 3, 3, 3);                                                            \
+    bb = wasm_i32x4_shuffle(both_, both_, 2, 2, 2, 2);                                                            \
+  } while (0)
+
+/* The same for four consecutive headers (16 bytes at h): scales and biases hold the four leaves'
+ * scale * 2^-28 and bias, lane i for leaf i (splat one with LEAF_LANE). */
+#define FOUR_SCALE_BIAS(h, scales, biases, bad)                                                                  \
+  do {                                                                                                           \
+    const v128_t exp_ = wasm_i16x8_splat(SGFP4_HALF_EXPONENT_MASK);                                              \
+    bad = wasm_v128_or(bad, wasm_v128_or(wasm_v128_and(h, wasm_i32x4_splat(SGFP4_V2_LEAF_RESERVED_MASK)),        \
+                                         wasm_i16x8_eq(wasm_v128_and(h, exp_), exp_)));                          \
+    const v128_t scale_half_ = wasm_u32x4_shr(h, 16), bias_half_ = wasm_v128_and(h, wasm_i32x4_splat(SGFP4_V2_BIAS_MASK)); \
+    scales = wasm_v128_or(                                                                                       \
+        wasm_f32x4_mul(wasm_i32x4_shl(wasm_v128_and(scale_half_, wasm_i32x4_splat(0x7fff)), 13), wasm_f32x4_splat(0x1p84f)), \
+        wasm_i32x4_shl(wasm_v128_and(scale_half_, wasm_i32x4_splat(0x8000)), 16));                             \
+    biases = wasm_v128_or(                                                                                       \
+        wasm_f32x4_mul(wasm_i32x4_shl(wasm_v128_and(bias_half_, wasm_i32x4_splat(0x7fff)), 13), wasm_f32x4_splat(0x1p112f)), \
+        wasm_i32x4_shl(wasm_v128_and(bias_half_, wasm_i32x4_splat(0x8000)), 16));                              \
+  } while (0)
+#define LEAF_LANE(v, i) wasm_i32x4_shuffle(v, v, i, i, i, i)
+
+/* Two side-by-side FP4 8x8 leaves (payloads pa, pb: 32 bytes each) expanded: 64 contiguous bytes
+ * per output row. Code 2i is the low nibble of byte i, shifted to the top of a byte, code 2i+1 the
+ * high one, already there; one AND clears what lies below them. No T158 decoding, no select. */
+static inline __attribute__((always_inline)) void pair_8x8_fp4(const u8 *pa, const u8 *pb, float *q, u32 cols, v128_t sa,
+                                                                v128_t ba, v128_t sb, v128_t bb) {
+  const v128_t top = wasm_i8x16_splat((signed char)0xf0);
+  /* a rolled loop, one pair of rows a turn: unrolled, V8 computes all 8 rows' addresses up front
+   * and spills them (the guard: @sgfp4/c-decoder compiles these parts with other compilers too) */
+#ifdef __clang__
+#pragma clang loop unroll(disable)
+#endif
+  for (u32 r = 0; r < 4u; r++, pa += 8, pb += 8, q += 2 * cols) {
+    const v128_t va = wasm_v128_load64_zero(pa), vb = wasm_v128_load64_zero(pb);
+    rows2_8x8(q, cols, wasm_v128_and(wasm_i8x16_shuffle(wasm_i16x8_shl(va, 4), va, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), top), sa, ba);
+    rows2_8x8(q + 8, cols, wasm_v128_and(wasm_i8x16_shuffle(wasm_i16x8_shl(vb, 4), vb, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), top), sb, bb);
+  }
+}
+
+/* Two side-by-side 8x8 leaves (headers at h, mode bits ma, mb; payloads pa, pb) expanded: 64
+ * contiguous bytes per output row. Header faults are OR-ed into `bad`. The FP4-sized load of a
+ * T158 payload reads 16 bytes past it: the caller keeps that inside the stream copy or its
+ * INPUT_SLACK_BYTES. */
+static inline __attribute__((always_inline)) v128_t pair_8x8(const u8 *h, u32 ma, u32 mb, const u8 *pa, const u8 *pb, float *q,
+                                                              u32 cols, v128_t bad) {
+  v128_t sa, ba, sb, bb;
+  PAIR_SCALE_BIAS(h, sa, ba, sb, bb, bad);
+  if (!(ma | mb)) {
+    pair_8x8_fp4(pa, pb, q, cols, sa, ba, sb, bb);
+    return bad;
+  }
+  v128_t ka0, ka1, ka2, ka3, kb0, kb1, kb2, kb3;
+  CODES_8x8(pa, ma, ka0, ka1, ka2, ka3);
+  CODES_8x8(pb, mb, kb0, kb1, kb2, kb3);
   ROWS_PAIR_8x8(q, cols, ka0, sa, ba, kb0, sb, bb);
   ROWS_PAIR_8x8(q + 2 * cols, cols, ka1, sa, ba, kb1, sb, bb);
   ROWS_PAIR_8x8(q + 4 * cols, cols, ka2, sa, ba, kb2, sb, bb);
   ROWS_PAIR_8x8(q + 6 * cols, cols, ka3, sa, ba, kb3, sb, bb);
+  return bad;
 }

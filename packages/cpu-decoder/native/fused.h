@@ -14,37 +14,44 @@ static inline __attribute__((always_inline)) v128_t four_4x4(const u8 *headers, 
                                                               int quad) {
   /* bytes a payload chunk must leave zero: 8..15 for FP4 (8 bytes used), 4..15 for T158 (4 used) */
   const v128_t pad_fp4 = wasm_i32x4_const(0, 0, -1, -1), pad_t158 = wasm_i32x4_const(0, -1, -1, -1);
-  const v128_t exponent = wasm_i16x8_splat(SGFP4_HALF_EXPONENT_MASK);
   const v128_t h = wasm_v128_load(headers);
   /* reserved header bits 1-3 set, or a non-finite scale or bias (exponent all ones) */
-  v128_t bad = wasm_v128_or(wasm_v128_and(h, wasm_i32x4_splat(SGFP4_V2_LEAF_RESERVED_MASK)), wasm_i16x8_eq(wasm_v128_and(h, exponent), exponent));
+  v128_t bad = wasm_i32x4_const(0, 0, 0, 0), scales, biases;
+  FOUR_SCALE_BIAS(h, scales, biases, bad);
   const v128_t modes = wasm_i32x4_sub(wasm_i32x4_const(0, 0, 0, 0), wasm_v128_and(h, wasm_i32x4_splat(1)));
-  /* scale * 2^-28 and bias of the four leaves at once, as LEAF_SCALE_BIAS does for one */
-  const v128_t scale_half = wasm_u32x4_shr(h, 16), bias_half = wasm_v128_and(h, wasm_i32x4_splat(SGFP4_V2_BIAS_MASK));
-  const v128_t scales = wasm_v128_or(
-      wasm_f32x4_mul(wasm_i32x4_shl(wasm_v128_and(scale_half, wasm_i32x4_splat(0x7fff)), 13), wasm_f32x4_splat(0x1p84f)),
-      wasm_i32x4_shl(wasm_v128_and(scale_half, wasm_i32x4_splat(0x8000)), 16));
-  const v128_t biases = wasm_v128_or(
-      wasm_f32x4_mul(wasm_i32x4_shl(wasm_v128_and(bias_half, wasm_i32x4_splat(0x7fff)), 13), wasm_f32x4_splat(0x1p112f)),
-      wasm_i32x4_shl(wasm_v128_and(bias_half, wasm_i32x4_splat(0x8000)), 16));
   const v128_t v0 = wasm_v128_load(payload), v1 = wasm_v128_load(payload + 16);
   const v128_t v2 = wasm_v128_load(payload + 32), v3 = wasm_v128_load(payload + 48);
-  const v128_t m0 = wasm_i32x4_shuffle(modes, modes, 0, 0, 0, 0), m1 = wasm_i32x4_shuffle(modes, modes, 1, 1, 1, 1);
-  const v128_t m2 = wasm_i32x4_shuffle(modes, modes, 2, 2, 2, 2), m3 = wasm_i32x4_shuffle(modes, modes, 3, 3, 3, 3);
-  bad = wasm_v128_or(bad, wasm_v128_and(v0, wasm_v128_bitselect(pad_t158, pad_fp4, m0)));
-  bad = wasm_v128_or(bad, wasm_v128_and(v1, wasm_v128_bitselect(pad_t158, pad_fp4, m1)));
-  bad = wasm_v128_or(bad, wasm_v128_and(v2, wasm_v128_bitselect(pad_t158, pad_fp4, m2)));
-  bad = wasm_v128_or(bad, wasm_v128_and(v3, wasm_v128_bitselect(pad_t158, pad_fp4, m3)));
-  const v128_t n0 = small_nibbles(v0, 0), n1 = small_nibbles(v1, 0), n2 = small_nibbles(v2, 0), n3 = small_nibbles(v3, 0);
-  const v128_t c0 = wasm_v128_bitselect(t158_from_nibbles(n0, 0), fp4_from_nibbles(n0), m0);
-  const v128_t c1 = wasm_v128_bitselect(t158_from_nibbles(n1, 0), fp4_from_nibbles(n1), m1);
-  const v128_t c2 = wasm_v128_bitselect(t158_from_nibbles(n2, 0), fp4_from_nibbles(n2), m2);
-  const v128_t c3 = wasm_v128_bitselect(t158_from_nibbles(n3, 0), fp4_from_nibbles(n3), m3);
-  const v128_t s0 = wasm_i32x4_shuffle(scales, scales, 0, 0, 0, 0), b0 = wasm_i32x4_shuffle(biases, biases, 0, 0, 0, 0);
-  const v128_t s1 = wasm_i32x4_shuffle(scales, scales, 1, 1, 1, 1), b1 = wasm_i32x4_shuffle(biases, biases, 1, 1, 1, 1);
-  const v128_t s2 = wasm_i32x4_shuffle(scales, scales, 2, 2, 2, 2), b2 = wasm_i32x4_shuffle(biases, biases, 2, 2, 2, 2);
-  const v128_t s3 = wasm_i32x4_shuffle(scales, scales, 3, 3, 3, 3), b3 = wasm_i32x4_shuffle(biases, biases, 3, 3, 3, 3);
-  store_four_4x4(c0, c1, c2, c3, s0, b0, s1, b1, s2, b2, s3, b3, dst, cols, quad);
+  /* where leaf i goes: side by side (4 floats apart) or TL, TR, BL, BR of an 8x8 node */
+  float *const d1 = dst + 4, *const d2 = quad ? dst + 4 * cols : dst + 8, *const d3 = quad ? dst + 4 * cols + 4 : dst + 12;
+  v128_t c0, c1, c2, c3;
+  if (!wasm_v128_any_true(modes)) {
+    /* all four FP4 (nearly every leaf the encoder writes): code 2i is the low nibble of byte i,
+     * shifted to the top of a byte, code 2i+1 the high one, already there; no T158 decoding */
+    const v128_t top = wasm_i8x16_splat((signed char)0xf0);
+    bad = wasm_v128_or(bad, wasm_v128_and(wasm_v128_or(wasm_v128_or(v0, v1), wasm_v128_or(v2, v3)), pad_fp4));
+    c0 = wasm_i8x16_shuffle(wasm_i16x8_shl(v0, 4), v0, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    c1 = wasm_i8x16_shuffle(wasm_i16x8_shl(v1, 4), v1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    c2 = wasm_i8x16_shuffle(wasm_i16x8_shl(v2, 4), v2, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    c3 = wasm_i8x16_shuffle(wasm_i16x8_shl(v3, 4), v3, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    /* each byte holds its code on top and another nibble below: clear that */
+    c0 = wasm_v128_and(c0, top), c1 = wasm_v128_and(c1, top), c2 = wasm_v128_and(c2, top), c3 = wasm_v128_and(c3, top);
+  } else {
+    const v128_t m0 = wasm_i32x4_shuffle(modes, modes, 0, 0, 0, 0), m1 = wasm_i32x4_shuffle(modes, modes, 1, 1, 1, 1);
+    const v128_t m2 = wasm_i32x4_shuffle(modes, modes, 2, 2, 2, 2), m3 = wasm_i32x4_shuffle(modes, modes, 3, 3, 3, 3);
+    bad = wasm_v128_or(bad, wasm_v128_and(v0, wasm_v128_bitselect(pad_t158, pad_fp4, m0)));
+    bad = wasm_v128_or(bad, wasm_v128_and(v1, wasm_v128_bitselect(pad_t158, pad_fp4, m1)));
+    bad = wasm_v128_or(bad, wasm_v128_and(v2, wasm_v128_bitselect(pad_t158, pad_fp4, m2)));
+    bad = wasm_v128_or(bad, wasm_v128_and(v3, wasm_v128_bitselect(pad_t158, pad_fp4, m3)));
+    const v128_t n0 = small_nibbles(v0, 0), n1 = small_nibbles(v1, 0), n2 = small_nibbles(v2, 0), n3 = small_nibbles(v3, 0);
+    c0 = wasm_v128_bitselect(t158_from_nibbles(n0, 0), fp4_from_nibbles(n0), m0);
+    c1 = wasm_v128_bitselect(t158_from_nibbles(n1, 0), fp4_from_nibbles(n1), m1);
+    c2 = wasm_v128_bitselect(t158_from_nibbles(n2, 0), fp4_from_nibbles(n2), m2);
+    c3 = wasm_v128_bitselect(t158_from_nibbles(n3, 0), fp4_from_nibbles(n3), m3);
+  }
+  emit16(dst, dst + cols, dst + 2 * cols, dst + 3 * cols, c0, LEAF_LANE(scales, 0), LEAF_LANE(biases, 0));
+  emit16(d1, d1 + cols, d1 + 2 * cols, d1 + 3 * cols, c1, LEAF_LANE(scales, 1), LEAF_LANE(biases, 1));
+  emit16(d2, d2 + cols, d2 + 2 * cols, d2 + 3 * cols, c2, LEAF_LANE(scales, 2), LEAF_LANE(biases, 2));
+  emit16(d3, d3 + cols, d3 + 2 * cols, d3 + 3 * cols, c3, LEAF_LANE(scales, 3), LEAF_LANE(biases, 3));
   return bad;
 }
 
@@ -82,16 +89,47 @@ static int mixed_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) 
   if (payload_at > len) return 0;
   if (!all_zero(in, (u32)headers_end, (u32)payload_at)) return 0;
 #define MAP_BIT(k) ((((k) < 32u ? map0 : (k) < 64u ? map1 : map2) >> ((k) & 31u)) & 1u)
+  /* map bits k..k+3 (they may straddle two words) */
+#define MAP_BITS4(k) ((u32)(((k) < 32u ? map0 | (u64)map1 << 32 : (k) < 64u ? map1 | (u64)map2 << 32 : (u64)map2) >> ((k) & 31u)) & 15u)
   const u8 *header = in + start + 16u;
   u64 p = payload_at;
   u32 bit = 0, leaves = 0, m = 0, lg = 6, bad = 0;
   v128_t bad4 = wasm_i32x4_const(0, 0, 0, 0);
   for (;;) {
+    u32 split;
+    for (;;) { /* down through split nodes: the first child starts at the same cell */
+      split = MAP_BIT(bit); /* lg > 2 here: 4x4 nodes only come as the four children below */
+      bit++;
+      if (!split || lg == 3u || (lg == 4u && MAP_BITS4(bit) == 0u)) break;
+      lg--;
+    }
+    /* (descending in its own loop keeps V8 from computing, and spilling, every branch's row
+     * addresses below once per tree node rather than once per leaf group) */
     float *leaf_dst = dst + (morton_compact(m >> 1) << 2) * cols + (morton_compact(m) << 2);
-    const u32 split = MAP_BIT(bit); /* lg > 2 here: 4x4 nodes only come as the four children below */
-    bit++;
-    if (split && lg > 3u) { lg--; continue; } /* the first child starts at the same cell */
-    if (split) { /* a split 8x8 node: four 4x4 leaves, 16-byte payload chunks */
+    if (split && lg == 4u) {
+      /* a 16x16 node split into four 8x8 leaves (most of a heavy-tailed tree): their headers are
+       * loaded, checked and converted together, one walk step for four leaves; rows 0-7 get
+       * TL | TR, rows 8-15 BL | BR, 64 contiguous bytes a row */
+      bit += 4u;
+      if (leaves + 4u > n) return 0;
+      const u32 m0 = load32(header) & SGFP4_V2_LEAF_MODE_MASK, m1 = load32(header + 4) & SGFP4_V2_LEAF_MODE_MASK;
+      const u32 m2 = load32(header + 8) & SGFP4_V2_LEAF_MODE_MASK, m3 = load32(header + 12) & SGFP4_V2_LEAF_MODE_MASK;
+      /* an 8x8 payload is 32 bytes (FP4) or 16 (T158) */
+      const u64 p1 = p + (32u >> m0), p2 = p1 + (32u >> m1), p3 = p2 + (32u >> m2), p_end = p3 + (32u >> m3);
+      if (p_end > len) return 0;
+      if (!(m0 | m1 | m2 | m3)) {
+        v128_t scales, biases;
+        FOUR_SCALE_BIAS(wasm_v128_load(header), scales, biases, bad4);
+        const u8 *q = in + (u32)p;
+        pair_8x8_fp4(q, q + 32, leaf_dst, cols, LEAF_LANE(scales, 0), LEAF_LANE(biases, 0), LEAF_LANE(scales, 1), LEAF_LANE(biases, 1));
+        pair_8x8_fp4(q + 64, q + 96, leaf_dst + 8u * cols, cols, LEAF_LANE(scales, 2), LEAF_LANE(biases, 2), LEAF_LANE(scales, 3),
+                     LEAF_LANE(biases, 3));
+      } else { /* T158 reads 16 bytes past its payload: inside the stream copy's slack */
+        bad4 = pair_8x8(header, m0, m1, in + (u32)p, in + (u32)p1, leaf_dst, cols, bad4);
+        bad4 = pair_8x8(header + 8, m2, m3, in + (u32)p2, in + (u32)p3, leaf_dst + 8u * cols, cols, bad4);
+      }
+      header += 16, p = p_end, leaves += 4, m += 16u;
+    } else if (split) { /* a split 8x8 node: four 4x4 leaves, 16-byte payload chunks */
       if (leaves + 4u > n || p + 64u > len) return 0;
       bad4 = wasm_v128_or(bad4, four_4x4(header, in + (u32)p, leaf_dst, cols, 1));
       header += 16, p += 64, leaves += 4, m += 4u;
@@ -100,12 +138,10 @@ static int mixed_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) 
        * 8x8 leaf too: both at once, 64 contiguous bytes per output row */
       bit++;
       if (leaves + 2u > n) return 0;
-      const u32 ha = load32(header), hb = load32(header + 4);
-      bad |= ((ha | hb) & SGFP4_V2_LEAF_RESERVED_MASK) | half_nonfinite(sgfp4_params_scale_bits(ha)) |
-             half_nonfinite(sgfp4_params_bias_bits(ha)) | half_nonfinite(sgfp4_params_scale_bits(hb)) | half_nonfinite(sgfp4_params_bias_bits(hb));
-      const u64 pb = p + sgfp4_leaf_payload_bytes(3, ha & SGFP4_V2_LEAF_MODE_MASK), p_end = pb + sgfp4_leaf_payload_bytes(3, hb & SGFP4_V2_LEAF_MODE_MASK);
+      const u32 ma = load32(header) & SGFP4_V2_LEAF_MODE_MASK, mb = load32(header + 4) & SGFP4_V2_LEAF_MODE_MASK;
+      const u64 pb = p + sgfp4_leaf_payload_bytes(3, ma), p_end = pb + sgfp4_leaf_payload_bytes(3, mb);
       if (p_end > len) return 0;
-      pair_8x8(ha, hb, in + (u32)p, in + (u32)pb, leaf_dst, cols);
+      bad4 = pair_8x8(header, ma, mb, in + (u32)p, in + (u32)pb, leaf_dst, cols, bad4);
       header += 8, p = p_end, leaves += 2, m += 8u;
     } else {
       if (leaves + 1u > n) return 0;
@@ -118,7 +154,15 @@ static int mixed_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) 
       const u8 *payload = in + (u32)p;
       v128_t vscale, vbias;
       LEAF_SCALE_BIAS(sgfp4_v2_header_params(h), vscale, vbias);
-      if (lg == 3u) { /* T158 reads 16 bytes past its payload: inside the stream copy's slack */
+      if (lg == 3u && !mode) {
+        const v128_t top = wasm_i8x16_splat((signed char)0xf0), v0 = wasm_v128_load(payload), v1 = wasm_v128_load(payload + 16);
+        const v128_t s0 = wasm_i16x8_shl(v0, 4), s1 = wasm_i16x8_shl(v1, 4);
+        /* FP4 codes as in pair_8x8_fp4 */
+        rows2_8x8(leaf_dst, cols, wasm_v128_and(wasm_i8x16_shuffle(s0, v0, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), top), vscale, vbias);
+        rows2_8x8(leaf_dst + 2 * cols, cols, wasm_v128_and(wasm_i8x16_shuffle(s0, v0, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), top), vscale, vbias);
+        rows2_8x8(leaf_dst + 4 * cols, cols, wasm_v128_and(wasm_i8x16_shuffle(s1, v1, 0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), top), vscale, vbias);
+        rows2_8x8(leaf_dst + 6 * cols, cols, wasm_v128_and(wasm_i8x16_shuffle(s1, v1, 8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), top), vscale, vbias);
+      } else if (lg == 3u) { /* T158 reads 16 bytes past its payload: inside the stream copy's slack */
         v128_t k0, k1, k2, k3;
         CODES_8x8(payload, mode, k0, k1, k2, k3);
         place16(leaf_dst, cols, 3, 0, k0, vscale, vbias);
@@ -133,8 +177,11 @@ static int mixed_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) 
     if (m >= 256u) break;
     lg = 2u + ((u32)__builtin_ctz(m) >> 1); /* the next node in pre-order: m's trailing zero digits */
   }
-  for (u32 k = bit; k < 96u; k++) if (MAP_BIT(k)) return 0;
+  /* no set map bit past the walk's last one */
+  const u32 rest = bit >= 96u ? 0u : bit >= 64u ? map2 >> (bit - 64u) : bit >= 32u ? (map1 >> (bit - 32u)) | map2 : (map0 >> bit) | map1 | map2;
+  if (rest) return 0;
 #undef MAP_BIT
+#undef MAP_BITS4
   return leaves == n && !bad && !wasm_v128_any_true(bad4);
 }
 
@@ -150,20 +197,16 @@ static int uniform_8_record(const u8 *in, u32 len, u32 start, float *dst, u32 co
   if (!all_zero(in, (u32)(headers_at + 256u), (u32)payload_at)) return 0;
   const u8 *headers = in + (u32)headers_at;
   u64 p = payload_at;
-  u32 bad = 0;
+  v128_t bad = wasm_i32x4_const(0, 0, 0, 0);
   for (u32 pair = 0; pair < 32u; pair++, headers += 8) {
-    const u32 ha = load32(headers), hb = load32(headers + 4);
-    bad |= (ha | hb) & SGFP4_V2_LEAF_RESERVED_MASK;
-    bad |= half_nonfinite(sgfp4_params_scale_bits(ha)) | half_nonfinite(sgfp4_params_bias_bits(ha)) | half_nonfinite(sgfp4_params_scale_bits(hb)) |
-           half_nonfinite(sgfp4_params_bias_bits(hb));
-    const u32 mode_a = ha & SGFP4_V2_LEAF_MODE_MASK, mode_b = hb & SGFP4_V2_LEAF_MODE_MASK;
+    const u32 mode_a = load32(headers) & SGFP4_V2_LEAF_MODE_MASK, mode_b = load32(headers + 4) & SGFP4_V2_LEAF_MODE_MASK;
     const u64 pa = p, pb = p + sgfp4_leaf_payload_bytes(3, mode_a);
     p = pb + sgfp4_leaf_payload_bytes(3, mode_b);
     if (p > len) return 0;
     /* leaf i of the record sits at row 8 * (i / 8), column 8 * (i % 8): pair j = leaves 2j, 2j+1 */
-    pair_8x8(ha, hb, in + (u32)pa, in + (u32)pb, dst + (pair >> 2) * 8u * cols + (pair & 3u) * 16u, cols);
+    bad = pair_8x8(headers, mode_a, mode_b, in + (u32)pa, in + (u32)pb, dst + (pair >> 2) * 8u * cols + (pair & 3u) * 16u, cols, bad);
   }
-  return !bad;
+  return !wasm_v128_any_true(bad);
 }
 
 /*
