@@ -363,3 +363,19 @@ __attribute__((export_name("validate_decode_v2_stream_window"))) int validate_de
   const long long prev = b0 ? (long long)load32(head + 16u + 4u * (b0 - 1u)) : -1;
   return decode_records(head, window, lo, avail, len, base, b0, b1, prev, scratch, out, stride, rows, cols, tiles_x, row_base, col_base, 0, 0);
 }
+
+/*
+ * validate_decode_v2 for a createOutput array, fed through a window: records b0..b1-1 with the
+ * header and offset table at `head` and the records' bytes [lo, avail) at `window` (as
+ * validate_decode_v2_stream_window), inner blocks through the output band as validate_decode_v2
+ * places them (out: the whole output). decodeInto copies each band's records into one reused
+ * window, in cache, instead of the whole stream first (arena.ts).
+ */
+__attribute__((export_name("validate_decode_v2_window_banded"))) int validate_decode_v2_window_banded(
+    const u8 *head, const u8 *window, u32 lo, u32 avail, u32 len, u32 blocks, u32 b0, u32 b1, u32 *scratch, float *out,
+    u32 rows, u32 cols, u32 tiles_x, float *band, u32 chunk_blocks) {
+  const u32 base = v2_record_base(head, len, blocks);
+  if (!base || b0 > b1 || b1 > blocks) return -1;
+  const long long prev = b0 ? (long long)load32(head + 16u + 4u * (b0 - 1u)) : -1;
+  return decode_records(head, window, lo, avail, len, base, b0, b1, prev, scratch, out, cols, rows, cols, tiles_x, 0, 0, band, chunk_blocks);
+}

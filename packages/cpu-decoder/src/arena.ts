@@ -5,7 +5,10 @@
  */
 import { Sgfp4Error, checkShape, type Container } from "@sgfp4/format";
 import { MAX_WASM_BYTES, WASM_PAGE, instantiate, kernelModule, pagesFor, type KernelExports } from "./kernel.js";
-import { bandChunkBlocks, bandReserveBytes, fillInputs, fusedLayout, planMemory, validateInMemory, validatedLayout } from "./layouts.js";
+import {
+  BLOCK_BYTES, INPUT_SLACK_BYTES, MAX_BAND_WINDOW_BYTES, bandChunkBlocks, bandReserveBytes, bandWindow, fillInputs, fusedLayout, planMemory,
+  v2RecordBase, validateInMemory, validatedLayout,
+} from "./layouts.js";
 import { asSgfp4Error } from "./options.js";
 import type { FastRequest } from "./request.js";
 
@@ -95,6 +98,8 @@ export function decodeInPlace(bytes: Uint8Array, r: FastRequest, out: Float32Arr
   if (!arena || out.length !== r.rows * r.cols) return NO_ROOM;
   try {
     if (r.profile === "v2") {
+      const windowed = windowedInPlace(arena, bytes, r, out);
+      if (windowed !== NO_ROOM) return windowed;
       // the arena's output region may be larger than this output (a subarray): the band choice follows this one
       const layout = fusedLayout(arena.outputBytes, bytes.length, r.tilesX, out.byteLength);
       if (layout.totalBytes <= arena.memory.buffer.byteLength) {
@@ -120,6 +125,44 @@ export function decodeInPlace(bytes: Uint8Array, r: FastRequest, out: Float32Arr
     throw asSgfp4Error(e, "WebAssembly decode failed");
   }
 }
+
+/**
+ * v2 in place, each macroblock row's records copied into one reused window (in cache) and
+ * validated and expanded from there (validate_decode_v2_window_banded), instead of copying the
+ * whole stream into kernel memory first: the copy then costs no write and re-read of the stream
+ * through main memory. NO_ROOM where a row's records lie far apart (offsets untrusted: the
+ * whole-stream route then gives the verdict), where the window does not fit, or where `bytes`
+ * itself lies in this memory (a window could overwrite bytes still to be read).
+ * Memory after the output region: [scratch (one record's leaf table) | band | header and offset table | window].
+ */
+function windowedInPlace(arena: KernelArena, bytes: Uint8Array, r: FastRequest, out: Float32Array): InPlace {
+  const len = bytes.length, base = v2RecordBase(r.blockCount);
+  if (base > len || bytes.buffer === arena.memory.buffer) return NO_ROOM;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, len);
+  let most = 0;
+  for (let b0 = 0; b0 < r.blockCount; b0 += r.tilesX) {
+    const { lo, hi } = bandWindow(view, base, len, b0, b0 + r.tilesX);
+    if (!(hi > lo) || hi - lo > MAX_BAND_WINDOW_BYTES) return NO_ROOM;
+    most = Math.max(most, hi - lo);
+  }
+  const chunkBlocks = bandChunkBlocks(r.tilesX, out.byteLength);
+  const scratchAt = align16(arena.outputBytes), bandAt = scratchAt + 256 * 16;
+  const headAt = bandAt + chunkBlocks * BLOCK_BYTES, windowAt = align16(headAt + base);
+  if (windowAt + most + INPUT_SLACK_BYTES > arena.memory.buffer.byteLength) return NO_ROOM;
+  new Uint8Array(arena.memory.buffer, headAt, base).set(bytes.subarray(0, base));
+  const window = new Uint8Array(arena.memory.buffer, windowAt, most);
+  for (let b0 = 0; b0 < r.blockCount; b0 += r.tilesX) {
+    const b1 = b0 + r.tilesX, { lo, hi } = bandWindow(view, base, len, b0, b1);
+    window.set(bytes.subarray(lo, hi));
+    const status = arena.kernel.validate_decode_v2_window_banded(
+      headAt, windowAt, lo, hi, len, r.blockCount, b0, b1, scratchAt, out.byteOffset, r.rows, r.cols, r.tilesX, bandAt, chunkBlocks,
+    );
+    if (status !== 0) return INVALID;
+  }
+  return true;
+}
+
+const align16 = (n: number) => Math.ceil(n / 16) * 16;
 
 /** A parsed container expanded straight into a createOutput array; false when not one or its inputs do not fit. */
 export function expandParsedInPlace(c: Container, bytes: Uint8Array, out: Float32Array): boolean {

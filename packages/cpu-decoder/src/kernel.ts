@@ -25,6 +25,8 @@ export interface KernelExports {
   validate_decode_v2_window(input: number, len: number, blocks: number, b0: number, b1: number, scratch: number, out: number, stride: number, rows: number, cols: number, tilesX: number, rowBase: number, colBase: number): number;
   /** validate_decode_v2_window with the header and offset table at `head` and stream bytes [lo, avail) at `window`. */
   validate_decode_v2_stream_window(head: number, window: number, lo: number, avail: number, len: number, blocks: number, b0: number, b1: number, scratch: number, out: number, stride: number, rows: number, cols: number, tilesX: number, rowBase: number, colBase: number): number;
+  /** validate_decode_v2 over records b0..b1-1 read from a window as validate_decode_v2_stream_window, inner blocks through the output band (out: the whole output). */
+  validate_decode_v2_window_banded(head: number, window: number, lo: number, avail: number, len: number, blocks: number, b0: number, b1: number, scratch: number, out: number, rows: number, cols: number, tilesX: number, band: number, chunkBlocks: number): number;
   /** validate_decode_v2_stream_window writing f16 (bf16 = 0) or bf16 (bf16 = 1) patterns: `out` is a window of the u16 output. */
   validate_decode_v2_half_window(head: number, window: number, lo: number, avail: number, len: number, blocks: number, b0: number, b1: number, scratch: number, block: number, out: number, stride: number, rows: number, cols: number, tilesX: number, rowBase: number, colBase: number, bf16: number): number;
   /** decode_leaves_window writing f16 (bf16 = 0) or bf16 (bf16 = 1) patterns into a window of the u16 output; block: 16 KiB of f32 for leaves cut by the edge. */

@@ -193,6 +193,23 @@ export function fusedLayout(outBytes: number, streamBytes: number, tilesX: numbe
   return { scratchAt, bandAt, chunkBlocks, streamAt, totalBytes: streamAt + streamBytes + INPUT_SLACK_BYTES };
 }
 
+/**
+ * Bytes past a band's last record start that its window holds: a valid record takes at most
+ * 5136 bytes (16 of layout and map, 256 headers, 256 4x4 payloads of 16 bytes) and the expansion
+ * reads up to 16 bytes past a payload.
+ */
+export const RECORD_REACH_BYTES = 5136 + 16;
+/** Largest window per band; a stream whose bands need more (records far apart) is copied whole. */
+export const MAX_BAND_WINDOW_BYTES = 2 * 1024 * 1024;
+
+/** The stream bytes [lo, hi) that band [b0, b1) of a v2 stream can need, from its offset table (untrusted: the kernel checks every offset). */
+export function bandWindow(view: DataView, base: number, len: number, b0: number, b1: number): { lo: number; hi: number } {
+  const start = base + view.getUint32(16 + 4 * b0, true);
+  const lo = start - (start % 16);
+  const hi = Math.min(len, base + view.getUint32(16 + 4 * (b1 - 1), true) + RECORD_REACH_BYTES);
+  return { lo, hi };
+}
+
 /** Slice of a v2 stream copied in per validate_v2_from call: validated while it is still in cache. */
 export const STREAM_SLICE_BYTES = 1 << 20;
 

@@ -5,7 +5,7 @@
  */
 import { bandBytes, bandTargetFor, bandsOf, runBands, type BandTarget } from "./bands.js";
 import { MAX_WASM_BYTES, kernelModule } from "./kernel.js";
-import { INPUT_SLACK_BYTES, fusedLayout, v2RecordBase, validateInMemory, validatedLayout } from "./layouts.js";
+import { INPUT_SLACK_BYTES, MAX_BAND_WINDOW_BYTES, bandWindow, fusedLayout, v2RecordBase, validateInMemory, validatedLayout } from "./layouts.js";
 import { asSgfp4Error, type DecodedArray } from "./options.js";
 import type { FastRequest } from "./request.js";
 import { scratchMemory } from "./scratch.js";
@@ -36,23 +36,6 @@ export function fusedBands(bytes: Uint8Array, r: FastRequest, target: BandTarget
   } catch (e) {
     throw asSgfp4Error(e, "WebAssembly decode failed");
   }
-}
-
-/**
- * Bytes past a band's last record start that its window holds: a valid record takes at most
- * 5136 bytes (16 of layout and map, 256 headers, 256 4x4 payloads of 16 bytes) and the expansion
- * reads up to 16 bytes past a payload.
- */
-const RECORD_REACH_BYTES = 5136 + 16;
-/** Largest window per band; a stream whose bands need more (records far apart) is copied whole. */
-const MAX_BAND_WINDOW_BYTES = 2 * 1024 * 1024;
-
-/** The stream bytes [lo, hi) that band [b0, b1) of a v2 stream can need, from its offset table (untrusted: the kernel checks every offset). */
-function bandWindow(view: DataView, base: number, len: number, b0: number, b1: number): { lo: number; hi: number } {
-  const start = base + view.getUint32(16 + 4 * b0, true);
-  const lo = start - (start % 16);
-  const hi = Math.min(len, base + view.getUint32(16 + 4 * (b1 - 1), true) + RECORD_REACH_BYTES);
-  return { lo, hi };
 }
 
 /**

@@ -9,7 +9,7 @@ import { parse, tiling, type Container } from "@sgfp4/format";
 import { BAND_MIN_OUTPUT_BYTES, WIDE_BAND_MIN_OUTPUT_BYTES, WINDOW_UNDECIDED, validateInMemory, validateWindowed, validatedLayout, windowedLayout } from "../src/layouts.js";
 import { instantiate, kernelModule, pagesFor } from "../src/kernel.js";
 import { buildLeafTable, recordRanges, validateLeafTable, validateRecordRange } from "../src/validate.js";
-import { bandedDecodeV1, fusedDecodeV2 } from "./kernel-harness.js";
+import { bandedDecodeV1, fusedDecodeV2, windowedDecodeV2 } from "./kernel-harness.js";
 import { createOutput, decode, decodeInto, decodeReference } from "../src/index.js";
 import { Rng, firstBitDifference, generateValid, mutate } from "@sgfp4/testkit";
 import { LAYOUT, floatBitsToHalfBits } from "@sgfp4/format";
@@ -339,6 +339,18 @@ function onePassDisagreement(bytes: Uint8Array, shape: readonly [number, number]
     if (!got) return `one pass (band ${chunkBlocks}) rejected a stream parse() accepts`;
     const d = firstBitDifference(reference, got);
     if (d >= 0) return `band ${chunkBlocks}: first differing element ${d}`;
+  }
+  // decodeInto's route for createOutput() arrays: each macroblock row read through a window
+  for (const chunkBlocks of [0, 1, tilesX]) {
+    const got = windowedDecodeV2(bytes, shape, tilesX, blockCount, chunkBlocks);
+    if (got === "no window") break;
+    if (!reference) {
+      if (got) return `windowed (band ${chunkBlocks}) accepted a stream parse() rejects`;
+      continue;
+    }
+    if (!got) return `windowed (band ${chunkBlocks}) rejected a stream parse() accepts`;
+    const d = firstBitDifference(reference, got);
+    if (d >= 0) return `windowed band ${chunkBlocks}: first differing element ${d}`;
   }
   return "";
 }
