@@ -34,9 +34,18 @@ import type { LoadContext, LoadRow, Workload } from "./types.js";
 interface BenchAddon {
   stats(): { buffersMade: number; memoryFlags: { upload: number } };
   parseTime(bytes: Uint8Array, profile: string, rows: number, cols: number, o: object): { ns: number[]; leafCount: number };
-  kernel(bytes: Uint8Array, profile: string, rows: number, cols: number, o: object): { decodeNs: number[]; copyShaderNs: number[]; streamBytes: number; outputBytes: number; output: Uint8Array };
+  kernel(bytes: Uint8Array, profile: string, rows: number, cols: number, o: object): { decodeNs: number[]; copyShaderNs: number[]; streamBytes: number; outputBytes: number; output: Uint8Array; candidates: KernelCandidate[] };
+  pipelineStatistics(): { pipeline: string; executable: string; statistic: string; value: number }[];
   transfer(bytes: number, direction: "toHost" | "toDevice", o: object): number[];
   hostCopy(out: Float32Array, o: object): number[];
+}
+
+/** A candidate pipeline of native/shaders/decode.comp, timed in the kernel's rounds (f32 only). */
+interface KernelCandidate {
+  name: string;
+  ns: number[];
+  /** its output equals the shipped kernel's, bit for bit (checked on the device) */
+  exact: boolean;
 }
 
 const BENCH_ADDON = "packages/vulkan-addon/.bench/sgfp4_vulkan_bench.node";
@@ -66,6 +75,7 @@ export async function measure(ctx: LoadContext): Promise<LoadRow[]> {
   if (!a.ok) return all(a.reason);
   ctx.log(`vulkan: ${a.detail}, addon ${process.env.SGFP4_VULKAN_ADDON}`);
   const bench = createRequire(import.meta.url)(path) as BenchAddon;
+  for (const s of bench.pipelineStatistics()) ctx.log(`vulkan: pipeline statistics: ${s.pipeline} / ${s.executable}: ${s.statistic} = ${s.value}`);
   const rows: LoadRow[] = [];
   const clock = GpuClock.start(); // each workload's rows note the SM clock's range (NVIDIA only)
   try {
@@ -275,6 +285,23 @@ function kernel(w: Workload, reps: number, quick: boolean, bench: BenchAddon): L
         note: `${(r.outputBytes / 2 ** 20).toFixed(0)} MiB output${big ? "" : ", under 256 MiB: goal not applied"}`,
       }),
     );
+    // Candidates (bench-only, not shipped) against the same copy floor; a diagnostic one is not
+    // meant to be exact, any other must match the shipped kernel's bits.
+    for (const c of r.candidates) {
+      const diagnostic = c.name.startsWith("diagnostic");
+      rows.push(
+        ratioRow({
+          backend: "vulkan",
+          path: `kernel candidate ${c.name} (bench-only, f32)`,
+          workload: w.name,
+          ms: median(c.ns) / 1e6,
+          floor: "copy shader, same output bytes (throughput ratio)",
+          floorMs,
+          bitsOk: diagnostic || c.exact,
+          note: diagnostic ? `output not checked (${c.exact ? "happens to match" : "differs, as expected"})` : "bits checked against the shipped kernel on the device",
+        }),
+      );
+    }
   }
   return rows;
 }

@@ -1,7 +1,7 @@
 // The bench-only exports, added to the addon's own when built with SGFP4_BENCH
 // (scripts/build-bench.mjs): `kernel` (device-resident decode vs copies of the same output),
 // `transfer` (the plain host<->device copy floors), `hostCopy` (the one host copy alone) and
-// `parseTime` (the native parser alone).
+// `parseTime` (the native parser alone), `pipelineStatistics` (the driver's shader statistics).
 #include <napi.h>
 
 #include <chrono>
@@ -38,7 +38,15 @@ Napi::Value Kernel(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     auto out = Napi::Object::New(env);
     out.Set("decodeNs", numbers(env, r.decodeNs));
-    out.Set("candidateNs", numbers(env, r.candidateNs));
+    auto candidates = Napi::Array::New(env, r.candidates.size());
+    for (size_t k = 0; k < r.candidates.size(); k++) {
+      auto c = Napi::Object::New(env);
+      c.Set("name", r.candidates[k].name);
+      c.Set("ns", numbers(env, r.candidates[k].ns));
+      if (r.candidates[k].exact >= 0) c.Set("exact", r.candidates[k].exact == 1);
+      candidates.Set(uint32_t(k), c);
+    }
+    out.Set("candidates", candidates);
     out.Set("copyBufferNs", numbers(env, r.copyBufferNs));
     out.Set("copyShaderNs", numbers(env, r.copyShaderNs));
     out.Set("batch", r.batch);
@@ -117,6 +125,24 @@ Napi::Value ParseTime(const Napi::CallbackInfo& info) {
   });
 }
 
+// (options?: {device}) -> [{pipeline, executable, statistic, value}]: the driver's statistics of
+// the decode pipelines (empty without VK_KHR_pipeline_executable_properties).
+Napi::Value PipelineStatistics(const Napi::CallbackInfo& info) {
+  return guarded(info, [&]() -> Napi::Value {
+    const std::vector<PipelineStats> stats = pipelineStatistics(deviceFor(deviceOption(info, 0)));
+    auto out = Napi::Array::New(info.Env(), stats.size());
+    for (size_t k = 0; k < stats.size(); k++) {
+      auto s = Napi::Object::New(info.Env());
+      s.Set("pipeline", stats[k].pipeline);
+      s.Set("executable", stats[k].executable);
+      s.Set("statistic", stats[k].statistic);
+      s.Set("value", stats[k].value);
+      out.Set(uint32_t(k), s);
+    }
+    return out;
+  });
+}
+
 }  // namespace
 
 void registerBenchExports(Napi::Env env, Napi::Object exports) {
@@ -124,6 +150,7 @@ void registerBenchExports(Napi::Env env, Napi::Object exports) {
   exports.Set("kernel", Napi::Function::New(env, Kernel));
   exports.Set("transfer", Napi::Function::New(env, Transfer));
   exports.Set("hostCopy", Napi::Function::New(env, HostCopy));
+  exports.Set("pipelineStatistics", Napi::Function::New(env, PipelineStatistics));
 }
 
 }  // namespace sgfp4

@@ -17,15 +17,17 @@ layout(local_size_x = 256) in;
 // no second barrier) +0.7-1.0 points on v2, and warp tiles in multi-leaf macroblocks (below)
 // +0.7-0.8 more: v2 0.835-0.856, v1 0.93-0.96.
 //
-// The bench-only addon's second pipeline (scripts/build-bench.mjs compiles it with -DSERIAL_FILL,
-// the name of the run-2 baseline it first held) times a candidate against the default in the
-// same rounds; the shipped addon does not contain it. Measured and rejected: extracting FP4 and T158 codes on one branch-free path (run 4:
-// 4% slower on v2); 128-thread workgroups with two cells a thread (run 5: 4-9 points slower).
-// Candidate now (ROW_ORDER): the run-6 cell order, two cell rows per warp in every macroblock,
-// against the default's warp tiles in multi-leaf ones (run 6: v2 -0.7 to -0.8 points).
-#ifdef SERIAL_FILL
-#define ROW_ORDER
-#endif
+// The bench-only addon (scripts/build-bench.mjs) builds candidate pipelines from this file with
+// the defines below and times them against the default in the same rounds, checking each one's
+// bits against the default's on the device; the shipped addon contains none of them. Measured and
+// rejected: extracting FP4 and T158 codes on one branch-free path (run 4: 4% slower on v2);
+// 128-thread workgroups with two cells a thread (run 5: 4-9 points slower); two cell rows per
+// warp in every macroblock instead of warp tiles in multi-leaf ones (run 6: v2 -0.7 to -0.8).
+//   FAST_CODES: FP4 codes to floats without an int->float conversion (see expandStore).
+//   LAZY_ZERO: the signed-zero fix-up only for leaves that can produce a zero (see leafMayZero).
+//   SKEW_KEYS: one padding word per 32 Z-order keys, so a warp's binary-search probes (a power
+//     of two apart) fall in different shared-memory banks.
+//   DIAG_NO_SEARCH: diagnostic, not exact: a cell's leaf guessed without the search, to time it.
 #define NOALIAS restrict
 layout(std430, set = 0, binding = 0) NOALIAS readonly buffer Stream { uint words[]; } stream;
 layout(std430, set = 0, binding = 1) NOALIAS readonly buffer Leaves { uvec4 entries[]; } leaves;
@@ -60,7 +62,13 @@ shared uint sGeom[256];
 shared uint sScale[256]; // float32 bits
 shared uint sBias[256];
 shared uint sPay[256];   // word index of the payload in the bound stream range
+#ifdef SKEW_KEYS
+#define KEY_SLOT(j) ((j) + ((j) >> 5))
+shared uint sKey[264];   // Z-order key of the leaf's first cell, at KEY_SLOT(leaf)
+#else
+#define KEY_SLOT(j) (j)
 shared uint sKey[256];   // Z-order key of the leaf's first cell
+#endif
 
 #ifdef HALF_OUTPUT
 // float32 bits -> binary16 bits, round to nearest even; subnormals kept, overflow to Inf. The
@@ -91,9 +99,19 @@ uint zorder(uint cy, uint cx) {
   return k;
 }
 
+// Whether leaf li can decode to a zero (whose sign Vulkan does not promise to get right): Bias is
+// +-0, or S*q = -Bias for the one code q that could (S*q and Bias are multiples of 2^-24, so the
+// fma is zero only when exactly zero; a rounded quotient finds q when it is an integer).
+bool leafMayZero(uint li) {
+  uint biasBits = sBias[li];
+  if ((biasBits & 0x7fffffffu) == 0u) return true;
+  float S = uintBitsToFloat(sScale[li]), B = uintBitsToFloat(biasBits);
+  return fma(S, clamp(roundEven(-B / S), -8.0, 7.0), B) == 0.0; // S = 0: B != 0, never zero
+}
+
 // Expands the 4 codes of leaf li starting at code index i (from payload word w) to output row
 // orow, columns ocol..ocol+3, and stores them.
-void expandStore(uint orow, uint ocol, uint li, uint i, uint w, bool full) {
+void expandStore(uint orow, uint ocol, uint li, uint i, uint w, bool full, bool mayZero) {
   uint mode = sgfp4_geometry_mode(sGeom[li]);
   float S = uintBitsToFloat(sScale[li]);
   uint biasBits = sBias[li];
@@ -101,7 +119,13 @@ void expandStore(uint orow, uint ocol, uint li, uint i, uint w, bool full) {
   // four codes at once: the vector form of sgfp4_fp4_code / sgfp4_t158_code
   if (mode == SGFP4_MODE_FP4) {
     uint bits = w >> ((i & 7u) * 4u);
+#ifdef FAST_CODES
+    // nibble ^ 8 is code + 8; the float 2^23 + (code + 8) minus 2^23 + 8 is the code, exactly,
+    // without an int->float conversion (a quarter-rate instruction on NVIDIA)
+    q = uintBitsToFloat((uvec4(bits, bits >> 4, bits >> 8, bits >> 12) & 15u) ^ 0x4B000008u) - 8388616.0;
+#else
     q = vec4(ivec4(int(bits << 28), int(bits << 24), int(bits << 20), int(bits << 16)) >> 28);
+#endif
   } else {
     uint bits = w >> ((i & 15u) * 2u);
     uvec4 s = uvec4(bits, bits >> 2, bits >> 4, bits >> 6) & 3u;
@@ -110,12 +134,13 @@ void expandStore(uint orow, uint ocol, uint li, uint i, uint w, bool full) {
   uvec4 bits4 = floatBitsToUint(fma(vec4(S), q, vec4(uintBitsToFloat(biasBits))));
   // Signed zero per IEEE round-to-nearest: a zero result is -0 only when Bias is -0 and
   // S*q is -0; S*q has the sign of S, flipped for q < 0.
-  bool biasNegZero = biasBits == 0x80000000u;
-  uint flip = biasNegZero ? 0x80000000u : 0u;
-  uvec4 zeroBits = (uvec4(sScale[li] & flip)) ^ (uvec4(lessThan(q, vec4(0.0))) * flip);
-  bvec4 isZero = equal(bits4 & 0x7fffffffu, uvec4(0u));
-  bits4 = uvec4(isZero.x ? zeroBits.x : bits4.x, isZero.y ? zeroBits.y : bits4.y,
-                isZero.z ? zeroBits.z : bits4.z, isZero.w ? zeroBits.w : bits4.w);
+  if (mayZero) {
+    uint flip = biasBits == 0x80000000u ? 0x80000000u : 0u;
+    uvec4 zeroBits = (uvec4(sScale[li] & flip)) ^ (uvec4(lessThan(q, vec4(0.0))) * flip);
+    bvec4 isZero = equal(bits4 & 0x7fffffffu, uvec4(0u));
+    bits4 = uvec4(isZero.x ? zeroBits.x : bits4.x, isZero.y ? zeroBits.y : bits4.y,
+                  isZero.z ? zeroBits.z : bits4.z, isZero.w ? zeroBits.w : bits4.w);
+  }
 
 #ifdef HALF_OUTPUT
   uvec4 h = uvec4(toHalf(bits4.x), toHalf(bits4.y), toHalf(bits4.z), toHalf(bits4.w));
@@ -155,10 +180,13 @@ uint leafOfCell(uint cell, uint n) {
   // Raster (uniform layout) iff there are per*per leaves and, beyond 2x2, leaf 2 sits at
   // row 0, column 2: pre-order DFS always puts leaf 2 at (sc, 0) in that case.
   if (n == per * per && (per <= 2u || (sGeom[2] & 4095u) == ((2u * sc * 4u) << 6))) return (cy / sc) * per + cx / sc;
+#ifdef DIAG_NO_SEARCH
+  return min((cell * n) >> 8, n - 1u);
+#endif
   uint key = zorder(cy, cx), lo = 0u, hi = n - 1u;
   while (lo < hi) {
     uint mid = (lo + hi + 1u) >> 1;
-    if (sKey[mid] <= key) lo = mid; else hi = mid - 1u;
+    if (sKey[KEY_SLOT(mid)] <= key) lo = mid; else hi = mid - 1u;
   }
   return lo;
 }
@@ -173,7 +201,12 @@ void expandCell(uint cell, uint li, uint row0, uint col0, bool full) {
     codeAt[k] = i;
     word[k] = stream.words[min(sPay[li] + (mode == SGFP4_MODE_FP4 ? (i >> 3) : (i >> 4)), pc.streamWords - 1u)];
   }
-  for (uint k = 0u; k < 4u; k++) expandStore(row0 + r0 + k, col0 + c, li, codeAt[k], word[k], full);
+#ifdef LAZY_ZERO
+  bool mayZero = leafMayZero(li);
+#else
+  bool mayZero = true; // the fix-up on every value
+#endif
+  for (uint k = 0u; k < 4u; k++) expandStore(row0 + r0 + k, col0 + c, li, codeAt[k], word[k], full, mayZero);
 }
 
 void main() {
@@ -198,21 +231,17 @@ void main() {
     sScale[j] = sgfp4_half_to_float_bits(sgfp4_params_scale_bits(L[SGFP4_LEAF_WORD_PARAMS]));
     sBias[j] = sgfp4_half_to_float_bits(sgfp4_params_bias_bits(L[SGFP4_LEAF_WORD_PARAMS]));
     sPay[j] = w;
-    sKey[j] = zorder(sgfp4_geometry_y(geom) >> 2, sgfp4_geometry_x(geom) >> 2);
+    sKey[KEY_SLOT(j)] = zorder(sgfp4_geometry_y(geom) >> 2, sgfp4_geometry_x(geom) >> 2);
   }
   barrier();
   uint by = b / pc.tilesX, bx = b - by * pc.tilesX;
   uint row0 = by * 64u, col0 = bx * 64u;
   bool full = row0 + 64u <= pc.rows && col0 + 64u <= pc.cols && (pc.cols & 3u) == 0u;
-#ifdef ROW_ORDER
-  uint cell = t;
-#else
   // Multi-leaf macroblocks: a warp's 32 cells form an 8x4-cell tile (32x16 pixels), so warps stay
   // inside one leaf of 32x32 and up and run one side of the mode branch; each store writes four
   // 128-byte row segments. Single-leaf ones (n is the same for the whole workgroup) keep two cell
   // rows per warp, two 256-byte segments a store (tiles there cost v1 0.8 points in run 5).
   uint cell = n > 1u ? ((t >> 6) * 4u + ((t >> 3) & 3u)) * 16u + ((t >> 5) & 1u) * 8u + (t & 7u) : t;
-#endif
   // each thread finds its own cell's leaf: no shared cell map, no second barrier
   expandCell(cell, min(leafOfCell(cell, n), n - 1u), row0, col0, full);
 }
