@@ -11,17 +11,13 @@
 import { readFileSync } from "node:fs";
 import * as ours from "../dist/index.js";
 import * as oursKernel from "../dist/kernel.js";
+import { beforeBuild, option } from "./lib.mjs";
 
 const args = process.argv.slice(2);
-const take = (flag, fallback) => {
-  const at = args.indexOf(flag);
-  return at < 0 ? fallback : args.splice(at, 2)[1];
-};
-const dir = take("--before");
-const rounds = Number(take("--rounds", "15"));
-if (!dir) throw new Error("--before DIR is required");
-const base = new URL(dir + "/", `file://${process.cwd()}/`).href;
-const before = await import(base + "index.js"), beforeKernel = await import(base + "kernel.js");
+const rounds = Number(option(args, "--rounds", "15"));
+const other = await beforeBuild(args);
+if (!other?.kernel) throw new Error("--before DIR (a build's dist, with kernel.js) is required");
+const before = other.index, beforeKernel = other.kernel;
 const [rowsArg, colsArg, ...files] = args;
 const shape = [Number(rowsArg), Number(colsArg)], n = shape[0] * shape[1];
 

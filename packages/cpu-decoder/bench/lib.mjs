@@ -88,6 +88,12 @@ export function best(fn, reps) {
   return b;
 }
 
+/** `flag VALUE` (removed from args), or the fallback. */
+export function option(args, flag, fallback) {
+  const at = args.indexOf(flag);
+  return at < 0 ? fallback : args.splice(at, 2)[1];
+}
+
 /** `--before DIR` (removed from args): another build's dist (index.js, kernel.js) to time in the same run. */
 export async function beforeBuild(args) {
   const at = args.indexOf("--before");

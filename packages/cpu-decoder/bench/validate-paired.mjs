@@ -7,16 +7,12 @@
 //   node bench/validate-paired.mjs --before /abs/dist ROWS COLS file.sgfp4 [file.sgfp4 ...]
 // Not a test: it prints numbers.
 import { readFileSync } from "node:fs";
-import { middle, roundMs } from "./lib.mjs";
+import { middle, option, roundMs } from "./lib.mjs";
 import * as ours from "../dist/validate.js";
 
 const args = process.argv.slice(2);
-const take = (flag, fallback) => {
-  const at = args.indexOf(flag);
-  return at < 0 ? fallback : args.splice(at, 2)[1];
-};
-const dir = take("--before");
-const rounds = Number(take("--rounds", "11"));
+const dir = option(args, "--before");
+const rounds = Number(option(args, "--rounds", "11"));
 if (!dir) throw new Error("--before DIR is required");
 const before = await import(new URL(dir + "/validate.js", `file://${process.cwd()}/`).href);
 const [rows, cols, ...files] = args;
