@@ -3,7 +3,7 @@
  * WebAssembly.Memory, so decodeInto lets the kernel write the output in place (no copy).
  * Layout of such a memory: [output region | kernel input space (table, stream copy, band)].
  */
-import { Sgfp4Error, checkShape, type Container } from "@sgfp4/format";
+import { Sgfp4Error, align16, checkShape, type Container } from "@sgfp4/format";
 import { MAX_WASM_BYTES, WASM_PAGE, instantiate, kernelModule, pagesFor, type KernelExports } from "./kernel.js";
 import {
   BLOCK_BYTES, INPUT_SLACK_BYTES, MAX_BAND_WINDOW_BYTES, bandChunkBlocks, bandReserveBytes, bandWindow, fillInputs, fusedLayout, planMemory,
@@ -162,7 +162,6 @@ function windowedInPlace(arena: KernelArena, bytes: Uint8Array, r: FastRequest, 
   return true;
 }
 
-const align16 = (n: number) => Math.ceil(n / 16) * 16;
 
 /** A parsed container expanded straight into a createOutput array; false when not one or its inputs do not fit. */
 export function expandParsedInPlace(c: Container, bytes: Uint8Array, out: Float32Array): boolean {

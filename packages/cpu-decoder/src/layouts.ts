@@ -2,7 +2,7 @@
  * Linear memory layouts of the kernel calls (where the output or band, the leaf table, the stream
  * copy and the scratch areas lie), and the copies that fill them. Browser-safe.
  */
-import type { Container } from "@sgfp4/format";
+import { align16, type Container } from "@sgfp4/format";
 import type { KernelExports } from "./kernel.js";
 
 export interface MemoryPlan {
@@ -17,7 +17,6 @@ export interface MemoryPlan {
   totalBytes: number;
 }
 
-const align16 = (n: number) => Math.ceil(n / 16) * 16;
 
 /** Bytes kept after the copied payloads: the kernel loads an 8x8 leaf's second 16-byte chunk
  * even for T158 (16 payload bytes) and discards it, so that load must stay inside memory. */

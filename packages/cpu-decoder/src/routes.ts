@@ -3,6 +3,7 @@
  * (bands.ts). Every route answers null for "not ok"; the caller then runs parse() (parsed.ts),
  * which throws the exact error, so a valid stream is validated once.
  */
+import { align16 } from "@sgfp4/format";
 import { bandBytes, bandTargetFor, bandsOf, runBands, type BandTarget } from "./bands.js";
 import { MAX_WASM_BYTES, kernelModule } from "./kernel.js";
 import { INPUT_SLACK_BYTES, MAX_BAND_WINDOW_BYTES, bandWindow, fusedLayout, v2RecordBase, validateInMemory, validatedLayout } from "./layouts.js";
@@ -95,7 +96,6 @@ function windowedBands(module: WebAssembly.Module, bytes: Uint8Array, r: FastReq
   }
 }
 
-const align16 = (n: number) => Math.ceil(n / 16) * 16;
 
 /**
  * The whole stream is validated first (the wasm validator writes the leaf table into scratch
