@@ -23,11 +23,11 @@ struct BenchPipelines {
   VkQueryPool queries = VK_NULL_HANDLE;
   BenchPipelines(VulkanDevice& dev, bool withCandidates) : d(dev) {
     if (d.info.timestampValidBits == 0) throw BackendFailure("vulkan-error", "this device's queue has no timestamps");
-    copySetLayout = d.makeSetLayout(2);
-    copyLayout = d.makePipelineLayout(copySetLayout, sizeof(PushCopy));
-    copy = d.makePipeline(kCopySpv, sizeof kCopySpv, copyLayout);
+    copySetLayout = makeSetLayout(d.device, 2);
+    copyLayout = makePipelineLayout(d.device, copySetLayout, sizeof(PushCopy));
+    copy = makePipeline(d.device, kCopySpv, sizeof kCopySpv, copyLayout);
     if (withCandidates)
-      for (const BenchCandidate& c : kDecodeCandidates) candidates.push_back(d.makePipeline(c.spv, c.bytes, d.decodeLayout));
+      for (const BenchCandidate& c : kDecodeCandidates) candidates.push_back(makePipeline(d.device, c.spv, c.bytes, d.decodeLayout));
     VkQueryPoolCreateInfo qpi{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     qpi.queryType = VK_QUERY_TYPE_TIMESTAMP;
     qpi.queryCount = 2;

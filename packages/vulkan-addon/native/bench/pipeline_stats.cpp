@@ -39,41 +39,14 @@ std::vector<PipelineStats> pipelineStatistics(VulkanDevice& d) {
   auto properties = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(vkGetDeviceProcAddr(dev, "vkGetPipelineExecutablePropertiesKHR"));
   auto statistics = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(vkGetDeviceProcAddr(dev, "vkGetPipelineExecutableStatisticsKHR"));
 
-  std::vector<VkDescriptorSetLayoutBinding> b(5);
-  for (uint32_t i = 0; i < 5; i++) b[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
-  VkDescriptorSetLayoutCreateInfo sci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
-  sci.bindingCount = 5;
-  sci.pBindings = b.data();
-  VkDescriptorSetLayout setLayout;
-  check(vkCreateDescriptorSetLayout(dev, &sci, nullptr, &setLayout), "vkCreateDescriptorSetLayout");
-  VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(PushDecode)};
-  VkPipelineLayoutCreateInfo lci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-  lci.setLayoutCount = 1;
-  lci.pSetLayouts = &setLayout;
-  lci.pushConstantRangeCount = 1;
-  lci.pPushConstantRanges = &range;
-  VkPipelineLayout layout;
-  check(vkCreatePipelineLayout(dev, &lci, nullptr, &layout), "vkCreatePipelineLayout");
+  // The shipped decode layout (5 storage buffers, PushDecode), on this device.
+  VkDescriptorSetLayout setLayout = makeSetLayout(dev, 5);
+  VkPipelineLayout layout = makePipelineLayout(dev, setLayout, sizeof(PushDecode));
 
   std::vector<BenchCandidate> pipelines{{"default", kDecodeSpv, sizeof kDecodeSpv}};
   for (const BenchCandidate& c : kDecodeCandidates) pipelines.push_back(c);
   for (const BenchCandidate& c : pipelines) {
-    VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    mi.codeSize = c.bytes;
-    mi.pCode = c.spv;
-    VkShaderModule module;
-    check(vkCreateShaderModule(dev, &mi, nullptr, &module), "vkCreateShaderModule");
-    VkComputePipelineCreateInfo pi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
-    pi.flags = VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
-    pi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
-    pi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    pi.stage.module = module;
-    pi.stage.pName = "main";
-    pi.layout = layout;
-    VkPipeline p;
-    const VkResult r = vkCreateComputePipelines(dev, VK_NULL_HANDLE, 1, &pi, nullptr, &p);
-    vkDestroyShaderModule(dev, module, nullptr);
-    check(r, "vkCreateComputePipelines (pipeline statistics)");
+    VkPipeline p = makePipeline(dev, c.spv, c.bytes, layout, nullptr, VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR);
     VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
     info.pipeline = p;
     uint32_t ne = 0;

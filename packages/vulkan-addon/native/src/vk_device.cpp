@@ -195,15 +195,15 @@ VulkanDevice::VulkanDevice(const std::string& requested) {
   info.loaderPath = inst.loaderPath;
   choose(requested, inst);
   createDevice();
-  decodeSetLayout = makeSetLayout(5);
-  decodeLayout = makePipelineLayout(decodeSetLayout, sizeof(PushDecode));
-  pipelines[0] = makePipeline(kDecodeSpv, sizeof kDecodeSpv, decodeLayout);
+  decodeSetLayout = makeSetLayout(device, 5);
+  decodeLayout = makePipelineLayout(device, decodeSetLayout, sizeof(PushDecode));
+  pipelines[0] = makePipeline(device, kDecodeSpv, sizeof kDecodeSpv, decodeLayout);
   if (supports16BitStorage) {
     // The half-output shader's specialization constant 0 picks bf16 (1) or f16 (0).
     for (uint32_t bf16 = 0; bf16 < 2; bf16++) {
       VkSpecializationMapEntry entry{0, 0, sizeof(uint32_t)};
       VkSpecializationInfo spec{1, &entry, sizeof bf16, &bf16};
-      pipelines[1 + bf16] = makePipeline(kDecodeHalfSpv, sizeof kDecodeHalfSpv, decodeLayout, &spec);
+      pipelines[1 + bf16] = makePipeline(device, kDecodeHalfSpv, sizeof kDecodeHalfSpv, decodeLayout, &spec);
     }
     info.halfOutputs = true;
   }
@@ -328,13 +328,15 @@ Buffer VulkanDevice::importHostMemory(const void* ptr, uint64_t bytes, VkDeviceS
   return b;
 }
 
-VkPipeline VulkanDevice::makePipeline(const uint32_t* code, size_t bytes, VkPipelineLayout layout, const VkSpecializationInfo* spec) {
+VkPipeline makePipeline(VkDevice device, const uint32_t* code, size_t bytes, VkPipelineLayout layout, const VkSpecializationInfo* spec,
+                        VkPipelineCreateFlags flags) {
   VkShaderModuleCreateInfo mi{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   mi.codeSize = bytes;
   mi.pCode = code;
   VkShaderModule module;
   check(vkCreateShaderModule(device, &mi, nullptr, &module), "vkCreateShaderModule");
   VkComputePipelineCreateInfo pi{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+  pi.flags = flags;
   pi.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
   pi.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   pi.stage.module = module;
@@ -348,7 +350,7 @@ VkPipeline VulkanDevice::makePipeline(const uint32_t* code, size_t bytes, VkPipe
   return p;
 }
 
-VkDescriptorSetLayout VulkanDevice::makeSetLayout(uint32_t storageBuffers) {
+VkDescriptorSetLayout makeSetLayout(VkDevice device, uint32_t storageBuffers) {
   std::vector<VkDescriptorSetLayoutBinding> b(storageBuffers);
   for (uint32_t i = 0; i < storageBuffers; i++) b[i] = {i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
   VkDescriptorSetLayoutCreateInfo ci{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
@@ -359,7 +361,7 @@ VkDescriptorSetLayout VulkanDevice::makeSetLayout(uint32_t storageBuffers) {
   return l;
 }
 
-VkPipelineLayout VulkanDevice::makePipelineLayout(VkDescriptorSetLayout set, uint32_t pushBytes) {
+VkPipelineLayout makePipelineLayout(VkDevice device, VkDescriptorSetLayout set, uint32_t pushBytes) {
   VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, pushBytes};
   VkPipelineLayoutCreateInfo ci{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   ci.setLayoutCount = 1;

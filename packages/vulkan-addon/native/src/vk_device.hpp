@@ -76,9 +76,6 @@ class VulkanDevice {
   std::atomic<uint64_t> buffersMade{0};  // makeBuffer calls (tests check the pool served a call)
   // VkMemoryPropertyFlags of the last buffer made of each Memory kind (stats: which heap a path uses).
   std::atomic<uint32_t> memoryFlags[3] = {0, 0, 0};
-  VkPipeline makePipeline(const uint32_t* code, size_t bytes, VkPipelineLayout layout, const VkSpecializationInfo* spec = nullptr);
-  VkDescriptorSetLayout makeSetLayout(uint32_t storageBuffers);
-  VkPipelineLayout makePipelineLayout(VkDescriptorSetLayout set, uint32_t pushBytes);
 
  private:
   uint32_t memoryType(uint32_t typeBits, VkMemoryPropertyFlags required, VkMemoryPropertyFlags preferred) const;
@@ -94,6 +91,12 @@ class VulkanDevice {
 VulkanDevice& deviceFor(const std::string& selection);
 // The device deviceFor made for this selection, or null (none made yet: nothing is created).
 VulkanDevice* existingDevice(const std::string& selection);
+
+// Compute pipeline objects on any VkDevice (the shipped one, or the bench's statistics device).
+VkDescriptorSetLayout makeSetLayout(VkDevice device, uint32_t storageBuffers);
+VkPipelineLayout makePipelineLayout(VkDevice device, VkDescriptorSetLayout set, uint32_t pushBytes);
+VkPipeline makePipeline(VkDevice device, const uint32_t* code, size_t bytes, VkPipelineLayout layout,
+                        const VkSpecializationInfo* spec = nullptr, VkPipelineCreateFlags flags = 0);
 
 void barrier(VkCommandBuffer cmd, VkPipelineStageFlags src, VkAccessFlags srcAccess, VkPipelineStageFlags dst, VkAccessFlags dstAccess);
 
