@@ -25,6 +25,9 @@ import {
 } from "./intent.js";
 import { assembleV2, getU32, patched, recordBytes, setU32, writeIntent } from "./streams.js";
 
+// DECISIONS.md section 3's codes, written out here rather than imported from @sgfp4/format (its
+// STREAM_ERROR_CODES): the vectors depend on no code under test. set.test.ts checks this list
+// against the section itself.
 export const REJECT_CODES = [
   "SIZE_MISMATCH",
   "BAD_MAGIC",
