@@ -7,9 +7,9 @@ import { availableParallelism } from "node:os";
 import { createOutput, decode, decodeInto } from "@sgfp4/cpu-decoder";
 import { decodeParallel, terminateWorkers } from "@sgfp4/cpu-decoder/parallel";
 import { buildLeafTable } from "@sgfp4/cpu-decoder/validate";
-import { ParallelCopy, allocCopyMs, copyMs } from "./floors.js";
+import { ParallelCopy, allocCopyCall, copyCall, copyMs } from "./floors.js";
 import { halfReference } from "./halves.js";
-import { medianMs, ratioRow, sameBits } from "./timing.js";
+import { interleavedMedianMs, medianMs, ratioRow, sameBits } from "./timing.js";
 import type { LoadContext, LoadRow, Workload } from "./types.js";
 
 /** Single-thread goals hold from 16 MiB of output up (issue 15); smaller outputs are reported only. */
@@ -55,15 +55,13 @@ async function singleThread(w: Workload, reps: number): Promise<LoadRow[]> {
   const n = w.shape[0] * w.shape[1];
   const goal = n * 4 >= GOAL_MIN_BYTES ? 0.6 : undefined;
   const base = { backend: "cpu" as const, workload: w.name, ...(goal === undefined ? { note: "under 16 MiB: goal not applied" } : {}) };
-  const copy = await copyMs(w.reference, reps);
-
   const plain = new Float32Array(n);
-  const intoMs = await medianMs(() => decodeInto(w.bytes, opts, plain), reps);
+  // each goal row and its floor timed in alternation (same host state); the createOutput row reuses the copy
+  const [copy, intoMs] = await interleavedMedianMs([copyCall(w.reference), () => decodeInto(w.bytes, opts, plain)], reps);
   const kernelOut = createOutput(w.shape);
   const kernelMs = await medianMs(() => decodeInto(w.bytes, opts, kernelOut), reps);
   let fresh: Float32Array = new Float32Array(0);
-  const decodeMs = await medianMs(() => (fresh = decode(w.bytes, opts)), reps);
-  const allocCopy = await allocCopyMs(w.reference, reps);
+  const [decodeMs, allocCopy] = await interleavedMedianMs([() => (fresh = decode(w.bytes, opts)), allocCopyCall(w.reference)], reps);
   return [
     ratioRow({ ...base, path: "decodeInto (Float32Array, 1 thread)", ms: intoMs, floor: "Float32Array.set (1 thread)", floorMs: copy, goal, bitsOk: sameBits(plain, w.reference) }),
     ratioRow({ ...base, path: "decodeInto (createOutput, 1 thread)", ms: kernelMs, floor: "Float32Array.set (1 thread)", floorMs: copy, bitsOk: sameBits(kernelOut, w.reference) }),
@@ -88,8 +86,7 @@ async function parallel(w: Workload, reps: number, threads: number, copy: Parall
   const opts = { profile: w.profile, shape: w.shape, threads } as const;
   const base = { backend: "cpu" as const, workload: w.name };
   let out: Float32Array = new Float32Array(0);
-  const ms = await medianMs(async () => (out = await decodeParallel(w.bytes, opts)), reps);
-  const floorMs = await copy.ms(w.reference, reps, true);
+  const [ms, floorMs] = await interleavedMedianMs([async () => (out = await decodeParallel(w.bytes, opts)), copy.call(w.reference, true)], reps);
   const oneThreadMs = await medianMs(() => decode(w.bytes, { profile: w.profile, shape: w.shape }), reps);
   const bitsOk = sameBits(out, w.reference);
   return [

@@ -6,16 +6,21 @@
 import { Worker } from "node:worker_threads";
 import { medianMs } from "./timing.js";
 
-/** Float32Array.set of `source` into a reused array of the same length. */
-export async function copyMs(source: ArrayBufferView, reps: number): Promise<number> {
+/** Float32Array.set of `source` into a reused array of the same length (one call, to be timed). */
+export function copyCall(source: ArrayBufferView): () => void {
   const src = new Uint8Array(source.buffer, source.byteOffset, source.byteLength);
   const dst = new Uint8Array(src.length);
-  return medianMs(() => dst.set(src), reps);
+  return () => dst.set(src);
 }
 
-/** new Float32Array(n) + set: what decode() (a new array) is held to. */
-export async function allocCopyMs(source: Float32Array, reps: number): Promise<number> {
-  return medianMs(() => new Float32Array(source.length).set(source), reps);
+/** Median ms of copyCall(source). */
+export async function copyMs(source: ArrayBufferView, reps: number): Promise<number> {
+  return medianMs(copyCall(source), reps);
+}
+
+/** new Float32Array(n) + set: what decode() (a new array) is held to (one call, to be timed). */
+export function allocCopyCall(source: Float32Array): () => void {
+  return () => new Float32Array(source.length).set(source);
 }
 
 // CommonJS worker body (eval): copies bytes [from, to) of a shared source into a shared destination.
@@ -33,19 +38,24 @@ export class ParallelCopy {
     this.workers = Array.from({ length: threads }, () => new Worker(COPY_WORKER, { eval: true }));
   }
 
-  /**
-   * Median ms of an N-thread copy of `source` (its bytes in a shared buffer): into one reused
-   * shared output (fresh = false), or into a new SharedArrayBuffer each call (fresh = true, first
-   * touched by the workers, as decodeParallel's own output is).
-   */
+  /** Median ms of call(source, fresh). */
   async ms(source: ArrayBufferView, reps: number, fresh: boolean): Promise<number> {
+    return medianMs(this.call(source, fresh), reps);
+  }
+
+  /**
+   * An N-thread copy of `source` (its bytes in a shared buffer), one call to be timed: into one
+   * reused shared output (fresh = false), or into a new SharedArrayBuffer each call (fresh = true,
+   * first touched by the workers, as decodeParallel's own output is).
+   */
+  call(source: ArrayBufferView, fresh: boolean): () => Promise<void> {
     const bytes = source.byteLength;
     const src = new SharedArrayBuffer(bytes);
     new Uint8Array(src).set(new Uint8Array(source.buffer, source.byteOffset, bytes));
-    const reused = new SharedArrayBuffer(bytes);
+    const reused = fresh ? null : new SharedArrayBuffer(bytes);
     const band = Math.ceil(bytes / this.threads / 64) * 64;
-    return medianMs(async () => {
-      const dst = fresh ? new SharedArrayBuffer(bytes) : reused;
+    return async () => {
+      const dst = reused ?? new SharedArrayBuffer(bytes);
       await Promise.all(
         this.workers.map(
           (w, i) =>
@@ -55,7 +65,7 @@ export class ParallelCopy {
             }),
         ),
       );
-    }, reps);
+    };
   }
 
   async close(): Promise<void> {
