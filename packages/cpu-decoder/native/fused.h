@@ -108,27 +108,32 @@ static int mixed_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) 
     float *leaf_dst = dst + (morton_compact(m >> 1) << 2) * cols + (morton_compact(m) << 2);
     if (split && lg == 4u) {
       /* a 16x16 node split into four 8x8 leaves (most of a heavy-tailed tree): their headers are
-       * loaded, checked and converted together, one walk step for four leaves; rows 0-7 get
-       * TL | TR, rows 8-15 BL | BR, 64 contiguous bytes a row */
+       * loaded, checked and converted together (all FP4: one test of the four mode bits, 4 x 32
+       * payload bytes), one walk step for four leaves; rows 0-7 get TL | TR, rows 8-15 BL | BR,
+       * 64 contiguous bytes a row */
       bit += 4u;
       if (leaves + 4u > n) return 0;
-      const u32 m0 = load32(header) & SGFP4_V2_LEAF_MODE_MASK, m1 = load32(header + 4) & SGFP4_V2_LEAF_MODE_MASK;
-      const u32 m2 = load32(header + 8) & SGFP4_V2_LEAF_MODE_MASK, m3 = load32(header + 12) & SGFP4_V2_LEAF_MODE_MASK;
-      /* an 8x8 payload is 32 bytes (FP4) or 16 (T158) */
-      const u64 p1 = p + (32u >> m0), p2 = p1 + (32u >> m1), p3 = p2 + (32u >> m2), p_end = p3 + (32u >> m3);
-      if (p_end > len) return 0;
-      if (!(m0 | m1 | m2 | m3)) {
+      const v128_t h4 = wasm_v128_load(header); /* leaves + 4 <= n: inside the n headers */
+      if (!wasm_v128_any_true(wasm_v128_and(h4, wasm_i32x4_splat(SGFP4_V2_LEAF_MODE_MASK)))) {
+        if (p + 128u > len) return 0;
         v128_t scales, biases;
-        FOUR_SCALE_BIAS(wasm_v128_load(header), scales, biases, bad4);
+        FOUR_SCALE_BIAS(h4, scales, biases, bad4);
         const u8 *q = in + (u32)p;
         pair_8x8_fp4(q, q + 32, leaf_dst, cols, LEAF_LANE(scales, 0), LEAF_LANE(biases, 0), LEAF_LANE(scales, 1), LEAF_LANE(biases, 1));
         pair_8x8_fp4(q + 64, q + 96, leaf_dst + 8u * cols, cols, LEAF_LANE(scales, 2), LEAF_LANE(biases, 2), LEAF_LANE(scales, 3),
                      LEAF_LANE(biases, 3));
+        p += 128u;
       } else { /* T158 reads 16 bytes past its payload: inside the stream copy's slack */
+        const u32 m0 = load32(header) & SGFP4_V2_LEAF_MODE_MASK, m1 = load32(header + 4) & SGFP4_V2_LEAF_MODE_MASK;
+        const u32 m2 = load32(header + 8) & SGFP4_V2_LEAF_MODE_MASK, m3 = load32(header + 12) & SGFP4_V2_LEAF_MODE_MASK;
+        /* an 8x8 payload is 32 bytes (FP4) or 16 (T158) */
+        const u64 p1 = p + (32u >> m0), p2 = p1 + (32u >> m1), p3 = p2 + (32u >> m2), p_end = p3 + (32u >> m3);
+        if (p_end > len) return 0;
         bad4 = pair_8x8(header, m0, m1, in + (u32)p, in + (u32)p1, leaf_dst, cols, bad4);
         bad4 = pair_8x8(header + 8, m2, m3, in + (u32)p2, in + (u32)p3, leaf_dst + 8u * cols, cols, bad4);
+        p = p_end;
       }
-      header += 16, p = p_end, leaves += 4, m += 16u;
+      header += 16, leaves += 4, m += 16u;
     } else if (split) { /* a split 8x8 node: four 4x4 leaves, 16-byte payload chunks */
       if (leaves + 4u > n || p + 64u > len) return 0;
       bad4 = wasm_v128_or(bad4, four_4x4(header, in + (u32)p, leaf_dst, cols, 1));
@@ -186,10 +191,13 @@ static int mixed_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) 
 }
 
 /*
- * A UNIFORM_8 record wholly inside the tensor, like full_4x4_record: two side-by-side leaves at
- * a time (64 contiguous bytes per output row). 8x8 payloads need no padding (32 bytes FP4, 16
- * bytes T158); the FP4-sized load of a T158 leaf may read 16 bytes past it, inside the stream copy
- * or its INPUT_SLACK_BYTES. 1 = ok, 0 = not ok.
+ * A UNIFORM_8 record wholly inside the tensor, like full_4x4_record: two pairs of side-by-side
+ * leaves (leaves 4j..4j+3, one leaf row's 32 columns; each output row gets 128 contiguous bytes)
+ * a step. Where all four are FP4 (nearly every record the encoder writes) their headers are loaded,
+ * checked and converted together (one 16-byte load, as mixed_record's four 8x8 children) and their
+ * payloads are 4 x 32 bytes; otherwise each pair is taken alone with its modes. 8x8 payloads need
+ * no padding (32 bytes FP4, 16 bytes T158); the FP4-sized load of a T158 leaf may read 16 bytes past
+ * it, inside the stream copy or its INPUT_SLACK_BYTES. 1 = ok, 0 = not ok.
  */
 static int uniform_8_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) {
   const u64 headers_at = (u64)start + 4u, payload_at = (headers_at + 256u + 15u) & ~15ull;
@@ -198,13 +206,27 @@ static int uniform_8_record(const u8 *in, u32 len, u32 start, float *dst, u32 co
   const u8 *headers = in + (u32)headers_at;
   u64 p = payload_at;
   v128_t bad = wasm_i32x4_const(0, 0, 0, 0);
-  for (u32 pair = 0; pair < 32u; pair++, headers += 8) {
-    const u32 mode_a = load32(headers) & SGFP4_V2_LEAF_MODE_MASK, mode_b = load32(headers + 4) & SGFP4_V2_LEAF_MODE_MASK;
-    const u64 pa = p, pb = p + sgfp4_leaf_payload_bytes(3, mode_a);
-    p = pb + sgfp4_leaf_payload_bytes(3, mode_b);
-    if (p > len) return 0;
-    /* leaf i of the record sits at row 8 * (i / 8), column 8 * (i % 8): pair j = leaves 2j, 2j+1 */
-    bad = pair_8x8(headers, mode_a, mode_b, in + (u32)pa, in + (u32)pb, dst + (pair >> 2) * 8u * cols + (pair & 3u) * 16u, cols, bad);
+  /* leaf i of the record sits at row 8 * (i / 8), column 8 * (i % 8): pair j = leaves 2j, 2j+1 */
+  for (u32 pair = 0; pair < 32u; pair += 2u) {
+    const v128_t h = wasm_v128_load(headers); /* inside the 256 header bytes: 16 steps of 16 */
+    if (!wasm_v128_any_true(wasm_v128_and(h, wasm_i32x4_splat(SGFP4_V2_LEAF_MODE_MASK)))) {
+      if (p + 128u > len) return 0;
+      v128_t scales, biases;
+      FOUR_SCALE_BIAS(h, scales, biases, bad);
+      const u8 *q = in + (u32)p;
+      float *const d = dst + (pair >> 2) * 8u * cols + (pair & 3u) * 16u;
+      pair_8x8_fp4(q, q + 32, d, cols, LEAF_LANE(scales, 0), LEAF_LANE(biases, 0), LEAF_LANE(scales, 1), LEAF_LANE(biases, 1));
+      pair_8x8_fp4(q + 64, q + 96, d + 16, cols, LEAF_LANE(scales, 2), LEAF_LANE(biases, 2), LEAF_LANE(scales, 3), LEAF_LANE(biases, 3));
+      headers += 16, p += 128u;
+      continue;
+    }
+    for (u32 j = pair; j < pair + 2u; j++, headers += 8) { /* a T158 leaf among the four: pair by pair */
+      const u32 mode_a = load32(headers) & SGFP4_V2_LEAF_MODE_MASK, mode_b = load32(headers + 4) & SGFP4_V2_LEAF_MODE_MASK;
+      const u64 pa = p, pb = p + sgfp4_leaf_payload_bytes(3, mode_a);
+      p = pb + sgfp4_leaf_payload_bytes(3, mode_b);
+      if (p > len) return 0;
+      bad = pair_8x8(headers, mode_a, mode_b, in + (u32)pa, in + (u32)pb, dst + (j >> 2) * 8u * cols + (j & 3u) * 16u, cols, bad);
+    }
   }
   return !wasm_v128_any_true(bad);
 }

@@ -12,7 +12,7 @@ import { buildLeafTable, recordRanges, validateLeafTable, validateRecordRange } 
 import { bandedDecodeV1, fusedDecodeV2, windowedDecodeV2 } from "./kernel-harness.js";
 import { createOutput, decode, decodeInto, decodeReference } from "../src/index.js";
 import { Rng, firstBitDifference, generateValid, mutate } from "@sgfp4/testkit";
-import { LAYOUT, floatBitsToHalfBits } from "@sgfp4/format";
+import { LAYOUT, floatBitsToHalfBits, leafAt } from "@sgfp4/format";
 
 type Profile = "v1" | "v2";
 
@@ -423,6 +423,104 @@ describe("one-pass v2 validate + decode (kernel-memory outputs) vs parse() and d
     }
     expect(counts.rejected).toBeGreaterThan(1000);
     expect(counts.paddingFaults).toBeGreaterThan(500);
+  }, 120_000);
+
+  it("UNIFORM_8 four leaves a step (one header load for an all-FP4 group, else pair by pair): valid, header faults in each lane, cut payloads", () => {
+    const rng = new Rng(20261207, 18);
+    const seen = { fp4Groups: 0, mixedGroups: 0, headerFaults: 0, cuts: 0, lastCuts: 0 };
+    for (let i = 0; i < 300; i++) {
+      const shape: [number, number] = [64 * rng.int(1, 2), 64 * rng.int(1, 3)];
+      const c = generateValid(rng, { profile: "v2", shape, layouts: [LAYOUT.UNIFORM_8] });
+      expect(onePassDisagreement(c.bytes, c.shape), `valid case ${i}`).toBe("");
+      const parsed = parse(c.bytes, { profile: "v2", shape: c.shape });
+      const view = new DataView(c.bytes.buffer, c.bytes.byteOffset);
+      const fp4: number[] = []; // first leaf of each all-FP4 group of four (leaves 4j..4j+3 of a record)
+      for (const block of parsed.blocks) {
+        for (let g = 0; g < 64; g += 4) {
+          let modes = 0;
+          for (let k = 0; k < 4; k++) modes |= view.getUint32(block.offset + 4 + 4 * (g + k), true) & 1;
+          if (modes) {
+            seen.mixedGroups++;
+          } else {
+            fp4.push(block.firstLeaf + g);
+            seen.fp4Groups++;
+          }
+        }
+      }
+      if (fp4.length === 0) continue;
+      const first = rng.pick(fp4);
+      const block = parsed.blocks.find((b) => b.firstLeaf <= first && first < b.firstLeaf + b.leafCount)!;
+      // a reserved bit, an all-ones exponent in the scale or in the bias, in lane 0-3 of the group
+      const headerAt = block.offset + 4 + 4 * (first - block.firstLeaf + rng.int(0, 3));
+      const header = c.bytes.slice();
+      const hv = new DataView(header.buffer);
+      const h = hv.getUint32(headerAt, true);
+      hv.setUint32(headerAt, rng.pick([h | (2 << rng.int(0, 2)), h | 0x7c000000, h | 0x7c00]) >>> 0, true);
+      expect(parseOrNull(header, "v2", c.shape), `case ${i}: header fault`).toBeNull();
+      expect(onePassDisagreement(header, c.shape), `case ${i} header fault`).toBe("");
+      seen.headerFaults++;
+      // the stream cut inside the group's 128 payload bytes
+      const cut = c.bytes.slice(0, parsed.leafTable[4 * first + 3]! + rng.int(0, 127));
+      expect(parseOrNull(cut, "v2", c.shape), `case ${i}: cut`).toBeNull();
+      expect(onePassDisagreement(cut, c.shape), `case ${i} cut`).toBe("");
+      seen.cuts++;
+      // the last record's last group all FP4: the stream cut 1-32 bytes before its payloads end
+      // (only the group's own bound check sees that: no record is read after it)
+      const last = parsed.blocks[parsed.blocks.length - 1]!;
+      if (fp4.includes(last.firstLeaf + 60)) {
+        const end = parsed.leafTable[4 * (last.firstLeaf + 60) + 3]! + 128;
+        const short = c.bytes.slice(0, end - rng.int(1, 32));
+        expect(parseOrNull(short, "v2", c.shape), `case ${i}: short last group`).toBeNull();
+        expect(onePassDisagreement(short, c.shape), `case ${i} short last group`).toBe("");
+        seen.lastCuts++;
+      }
+    }
+    expect(seen.lastCuts).toBeGreaterThan(20);
+    expect(seen.fp4Groups).toBeGreaterThan(500);
+    expect(seen.mixedGroups).toBeGreaterThan(500);
+    expect(seen.headerFaults).toBeGreaterThan(100);
+  }, 120_000);
+
+  it("MIXED 16x16 nodes split into four FP4 8x8 leaves (one header load, one mode test): valid, header faults in each lane, cut payloads", () => {
+    const rng = new Rng(20261207, 19);
+    const seen = { groups: 0, headerFaults: 0, lastCuts: 0 };
+    for (let i = 0; i < 1000; i++) {
+      const shape: [number, number] = rng.chance(0.5) ? [64, 64] : [64 * rng.int(1, 2), 64 * rng.int(1, 3)];
+      const c = generateValid(rng, { profile: "v2", shape, layouts: [LAYOUT.MIXED] });
+      expect(onePassDisagreement(c.bytes, c.shape), `valid case ${i}`).toBe("");
+      const parsed = parse(c.bytes, { profile: "v2", shape: c.shape });
+      // first leaf of each group of four FP4 8x8 leaves that are the TL, TR, BL, BR children of one 16x16 node
+      const groups: number[] = [];
+      for (let l = 0; l + 3 < parsed.leafCount; l++) {
+        const a = leafAt(parsed, l), q = [1, 2, 3].map((k) => leafAt(parsed, l + k));
+        const children = a.size === 8 && a.x % 16 === 0 && a.y % 16 === 0 && q.every((b) => b.size === 8 && b.block === a.block);
+        if (!children || [a, ...q].some((b) => b.mode !== 0)) continue;
+        if (q[0]!.x === a.x + 8 && q[0]!.y === a.y && q[1]!.x === a.x && q[1]!.y === a.y + 8 && q[2]!.x === a.x + 8 && q[2]!.y === a.y + 8) groups.push(l);
+      }
+      seen.groups += groups.length;
+      if (groups.length === 0) continue;
+      const first = rng.pick(groups);
+      const block = parsed.blocks[leafAt(parsed, first).block]!;
+      const headerAt = block.offset + 16 + 4 * (first - block.firstLeaf + rng.int(0, 3));
+      const header = c.bytes.slice();
+      const hv = new DataView(header.buffer);
+      const h = hv.getUint32(headerAt, true);
+      hv.setUint32(headerAt, rng.pick([h | (2 << rng.int(0, 2)), h | 0x7c000000, h | 0x7c00]) >>> 0, true);
+      expect(parseOrNull(header, "v2", c.shape), `case ${i}: header fault`).toBeNull();
+      expect(onePassDisagreement(header, c.shape), `case ${i} header fault`).toBe("");
+      seen.headerFaults++;
+      // the stream's last four leaves such a group: cut 1-32 bytes before their payloads end
+      const lastGroup = groups[groups.length - 1]!;
+      if (lastGroup + 4 === parsed.leafCount) {
+        const short = c.bytes.slice(0, parsed.leafTable[4 * lastGroup + 3]! + 128 - rng.int(1, 32));
+        expect(parseOrNull(short, "v2", c.shape), `case ${i}: short last group`).toBeNull();
+        expect(onePassDisagreement(short, c.shape), `case ${i} short last group`).toBe("");
+        seen.lastCuts++;
+      }
+    }
+    expect(seen.groups).toBeGreaterThan(300);
+    expect(seen.headerFaults).toBeGreaterThan(150);
+    expect(seen.lastCuts).toBeGreaterThan(10);
   }, 120_000);
 
   it("agrees on 600 MIXED-only containers of whole tiles (the split-map walker), their mutations and padding faults", () => {
