@@ -355,6 +355,24 @@ function onePassDisagreement(bytes: Uint8Array, shape: readonly [number, number]
   return "";
 }
 
+/**
+ * A stream parse() must reject (the one-pass routes too, onePassDisagreement): `bytes` with a
+ * reserved bit or an all-ones scale or bias exponent set in the header at `headerAt`.
+ */
+function expectHeaderFaultRejected(rng: Rng, bytes: Uint8Array, shape: readonly [number, number], headerAt: number, label: string): void {
+  const header = bytes.slice();
+  const hv = new DataView(header.buffer);
+  const h = hv.getUint32(headerAt, true);
+  hv.setUint32(headerAt, rng.pick([h | (2 << rng.int(0, 2)), h | 0x7c000000, h | 0x7c00]) >>> 0, true);
+  expectRejected(header, shape, `${label}: header fault`);
+}
+
+/** parse() rejects `bytes`, and so does every one-pass route. */
+function expectRejected(bytes: Uint8Array, shape: readonly [number, number], label: string): void {
+  expect(parseOrNull(bytes, "v2", shape), label).toBeNull();
+  expect(onePassDisagreement(bytes, shape), label).toBe("");
+}
+
 /** Set one byte of a leaf's padding (the zero bytes after its codes, up to 16-byte alignment) to nonzero. */
 function corruptPadding(rng: Rng, bytes: Uint8Array, shape: readonly [number, number]): Uint8Array | null {
   const c = parse(bytes, { profile: "v2", shape });
@@ -451,27 +469,17 @@ describe("one-pass v2 validate + decode (kernel-memory outputs) vs parse() and d
       const first = rng.pick(fp4);
       const block = parsed.blocks.find((b) => b.firstLeaf <= first && first < b.firstLeaf + b.leafCount)!;
       // a reserved bit, an all-ones exponent in the scale or in the bias, in lane 0-3 of the group
-      const headerAt = block.offset + 4 + 4 * (first - block.firstLeaf + rng.int(0, 3));
-      const header = c.bytes.slice();
-      const hv = new DataView(header.buffer);
-      const h = hv.getUint32(headerAt, true);
-      hv.setUint32(headerAt, rng.pick([h | (2 << rng.int(0, 2)), h | 0x7c000000, h | 0x7c00]) >>> 0, true);
-      expect(parseOrNull(header, "v2", c.shape), `case ${i}: header fault`).toBeNull();
-      expect(onePassDisagreement(header, c.shape), `case ${i} header fault`).toBe("");
+      expectHeaderFaultRejected(rng, c.bytes, c.shape, block.offset + 4 + 4 * (first - block.firstLeaf + rng.int(0, 3)), `case ${i}`);
       seen.headerFaults++;
       // the stream cut inside the group's 128 payload bytes
-      const cut = c.bytes.slice(0, parsed.leafTable[4 * first + 3]! + rng.int(0, 127));
-      expect(parseOrNull(cut, "v2", c.shape), `case ${i}: cut`).toBeNull();
-      expect(onePassDisagreement(cut, c.shape), `case ${i} cut`).toBe("");
+      expectRejected(c.bytes.slice(0, parsed.leafTable[4 * first + 3]! + rng.int(0, 127)), c.shape, `case ${i}: cut`);
       seen.cuts++;
       // the last record's last group all FP4: the stream cut 1-32 bytes before its payloads end
       // (only the group's own bound check sees that: no record is read after it)
       const last = parsed.blocks[parsed.blocks.length - 1]!;
       if (fp4.includes(last.firstLeaf + 60)) {
         const end = parsed.leafTable[4 * (last.firstLeaf + 60) + 3]! + 128;
-        const short = c.bytes.slice(0, end - rng.int(1, 32));
-        expect(parseOrNull(short, "v2", c.shape), `case ${i}: short last group`).toBeNull();
-        expect(onePassDisagreement(short, c.shape), `case ${i} short last group`).toBe("");
+        expectRejected(c.bytes.slice(0, end - rng.int(1, 32)), c.shape, `case ${i}: short last group`);
         seen.lastCuts++;
       }
     }
@@ -501,20 +509,12 @@ describe("one-pass v2 validate + decode (kernel-memory outputs) vs parse() and d
       if (groups.length === 0) continue;
       const first = rng.pick(groups);
       const block = parsed.blocks[leafAt(parsed, first).block]!;
-      const headerAt = block.offset + 16 + 4 * (first - block.firstLeaf + rng.int(0, 3));
-      const header = c.bytes.slice();
-      const hv = new DataView(header.buffer);
-      const h = hv.getUint32(headerAt, true);
-      hv.setUint32(headerAt, rng.pick([h | (2 << rng.int(0, 2)), h | 0x7c000000, h | 0x7c00]) >>> 0, true);
-      expect(parseOrNull(header, "v2", c.shape), `case ${i}: header fault`).toBeNull();
-      expect(onePassDisagreement(header, c.shape), `case ${i} header fault`).toBe("");
+      expectHeaderFaultRejected(rng, c.bytes, c.shape, block.offset + 16 + 4 * (first - block.firstLeaf + rng.int(0, 3)), `case ${i}`);
       seen.headerFaults++;
       // the stream's last four leaves such a group: cut 1-32 bytes before their payloads end
       const lastGroup = groups[groups.length - 1]!;
       if (lastGroup + 4 === parsed.leafCount) {
-        const short = c.bytes.slice(0, parsed.leafTable[4 * lastGroup + 3]! + 128 - rng.int(1, 32));
-        expect(parseOrNull(short, "v2", c.shape), `case ${i}: short last group`).toBeNull();
-        expect(onePassDisagreement(short, c.shape), `case ${i} short last group`).toBe("");
+        expectRejected(c.bytes.slice(0, parsed.leafTable[4 * lastGroup + 3]! + 128 - rng.int(1, 32)), c.shape, `case ${i}: short last group`);
         seen.lastCuts++;
       }
     }
