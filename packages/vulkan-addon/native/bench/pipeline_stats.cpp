@@ -1,7 +1,6 @@
 // Bench-only: the driver's statistics of the decode pipelines (registers, shared memory, ...), so a
 // kernel row can be read next to what limits its occupancy. A second, short-lived VkDevice on the
 // same GPU enables VK_KHR_pipeline_executable_properties (the shipped device does not).
-#include <cstring>
 #include <string>
 
 #include "bench_shaders.h"
@@ -12,30 +11,10 @@ namespace sgfp4 {
 
 std::vector<PipelineStats> pipelineStatistics(VulkanDevice& d) {
   std::vector<PipelineStats> out;
-  uint32_t n = 0;
-  vkEnumerateDeviceExtensionProperties(d.phys, nullptr, &n, nullptr);
-  std::vector<VkExtensionProperties> ext(n);
-  vkEnumerateDeviceExtensionProperties(d.phys, nullptr, &n, ext.data());
-  bool supported = false;
-  for (const auto& e : ext) supported |= std::strcmp(e.extensionName, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME) == 0;
-  if (!supported) return out;
-
-  const float priority = 1.0f;
-  VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
-  qi.queueFamilyIndex = d.queueFamily;
-  qi.queueCount = 1;
-  qi.pQueuePriorities = &priority;
+  if (!hasDeviceExtension(d.phys, VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) return out;
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR feature{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   feature.pipelineExecutableInfo = VK_TRUE;
-  const char* name = VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME;
-  VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  di.pNext = &feature;
-  di.queueCreateInfoCount = 1;
-  di.pQueueCreateInfos = &qi;
-  di.enabledExtensionCount = 1;
-  di.ppEnabledExtensionNames = &name;
-  VkDevice dev;
-  check(vkCreateDevice(d.phys, &di, nullptr, &dev), "vkCreateDevice (pipeline statistics)");
+  VkDevice dev = makeDevice(d.phys, d.queueFamily, &feature, {VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME}, "vkCreateDevice (pipeline statistics)");
   auto properties = reinterpret_cast<PFN_vkGetPipelineExecutablePropertiesKHR>(vkGetDeviceProcAddr(dev, "vkGetPipelineExecutablePropertiesKHR"));
   auto statistics = reinterpret_cast<PFN_vkGetPipelineExecutableStatisticsKHR>(vkGetDeviceProcAddr(dev, "vkGetPipelineExecutableStatisticsKHR"));
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <memory>
 
@@ -129,18 +130,13 @@ void VulkanDevice::choose(const std::string& requested, const Instance& inst) {
     supports16BitStorage = s16.storageBuffer16BitAccess == VK_TRUE;
   }
   if (v12) {
-    uint32_t n = 0;
-    vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, nullptr);
-    std::vector<VkExtensionProperties> ext(n);
-    vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, ext.data());
-    for (const auto& e : ext)
-      if (std::string(e.extensionName) == VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) {
-        VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
-        VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-        p2.pNext = &hp;
-        vkGetPhysicalDeviceProperties2(phys, &p2);
-        info.hostImportAlignment = hp.minImportedHostPointerAlignment;
-      }
+    if (hasDeviceExtension(phys, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)) {
+      VkPhysicalDeviceExternalMemoryHostPropertiesEXT hp{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+      VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+      p2.pNext = &hp;
+      vkGetPhysicalDeviceProperties2(phys, &p2);
+      info.hostImportAlignment = hp.minImportedHostPointerAlignment;
+    }
   }
   vkGetPhysicalDeviceMemoryProperties(phys, &memProps);
   for (uint32_t h = 0; h < memProps.memoryHeapCount; h++)
@@ -164,22 +160,39 @@ void VulkanDevice::choose(const std::string& requested, const Instance& inst) {
   info.timestampValidBits = qf[queueFamily].timestampValidBits;
 }
 
-void VulkanDevice::createDevice() {
+bool hasDeviceExtension(VkPhysicalDevice phys, const char* name) {
+  uint32_t n = 0;
+  vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, nullptr);
+  std::vector<VkExtensionProperties> ext(n);
+  vkEnumerateDeviceExtensionProperties(phys, nullptr, &n, ext.data());
+  for (const auto& e : ext)
+    if (std::strcmp(e.extensionName, name) == 0) return true;
+  return false;
+}
+
+VkDevice makeDevice(VkPhysicalDevice phys, uint32_t queueFamily, void* features, const std::vector<const char*>& extensions, const char* what) {
   const float priority = 1.0f;
   VkDeviceQueueCreateInfo qi{VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO};
   qi.queueFamilyIndex = queueFamily;
   qi.queueCount = 1;
   qi.pQueuePriorities = &priority;
-  VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
-  s16.storageBuffer16BitAccess = VK_TRUE;
-  const char* hostMemory = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
   VkDeviceCreateInfo di{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};
-  di.pNext = supports16BitStorage ? &s16 : nullptr;
+  di.pNext = features;
   di.queueCreateInfoCount = 1;
   di.pQueueCreateInfos = &qi;
-  di.enabledExtensionCount = info.hostImportAlignment ? 1 : 0;
-  di.ppEnabledExtensionNames = &hostMemory;
-  check(vkCreateDevice(phys, &di, nullptr, &device), "vkCreateDevice");
+  di.enabledExtensionCount = uint32_t(extensions.size());
+  di.ppEnabledExtensionNames = extensions.data();
+  VkDevice device;
+  check(vkCreateDevice(phys, &di, nullptr, &device), what);
+  return device;
+}
+
+void VulkanDevice::createDevice() {
+  VkPhysicalDevice16BitStorageFeatures s16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+  s16.storageBuffer16BitAccess = VK_TRUE;
+  std::vector<const char*> extensions;
+  if (info.hostImportAlignment) extensions.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+  device = makeDevice(phys, queueFamily, supports16BitStorage ? &s16 : nullptr, extensions, "vkCreateDevice");
   vkGetDeviceQueue(device, queueFamily, 0, &queue);
   if (info.hostImportAlignment)
     getHostPointerProperties = reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(vkGetDeviceProcAddr(device, "vkGetMemoryHostPointerPropertiesEXT"));

@@ -92,6 +92,11 @@ VulkanDevice& deviceFor(const std::string& selection);
 // The device deviceFor made for this selection, or null (none made yet: nothing is created).
 VulkanDevice* existingDevice(const std::string& selection);
 
+// Whether the physical device offers the named device extension.
+bool hasDeviceExtension(VkPhysicalDevice phys, const char* name);
+// A device with one queue of `queueFamily`, the feature structs chained at `features` (or null) and
+// `extensions` enabled; `what` names the call in the error.
+VkDevice makeDevice(VkPhysicalDevice phys, uint32_t queueFamily, void* features, const std::vector<const char*>& extensions, const char* what);
 // Compute pipeline objects on any VkDevice (the shipped one, or the bench's statistics device).
 VkDescriptorSetLayout makeSetLayout(VkDevice device, uint32_t storageBuffers);
 VkPipelineLayout makePipelineLayout(VkDevice device, VkDescriptorSetLayout set, uint32_t pushBytes);
