@@ -297,6 +297,17 @@ static inline __attribute__((always_inline)) void pair_8x8_fp4(const u8 *pa, con
   }
 }
 
+/* Four FP4 8x8 leaves with consecutive headers h (one 16-byte load) and 4 x 32 payload bytes at p:
+ * leaves 0 and 1 side by side at d01, leaves 2 and 3 at d23 (UNIFORM_8: the next 16 columns; a
+ * split 16x16 node: 8 rows down). Header faults are OR-ed into `bad`. */
+static inline __attribute__((always_inline)) v128_t four_8x8_fp4(v128_t h, const u8 *p, float *d01, float *d23, u32 cols, v128_t bad) {
+  v128_t scales, biases;
+  FOUR_SCALE_BIAS(h, scales, biases, bad);
+  pair_8x8_fp4(p, p + 32, d01, cols, LEAF_LANE(scales, 0), LEAF_LANE(biases, 0), LEAF_LANE(scales, 1), LEAF_LANE(biases, 1));
+  pair_8x8_fp4(p + 64, p + 96, d23, cols, LEAF_LANE(scales, 2), LEAF_LANE(biases, 2), LEAF_LANE(scales, 3), LEAF_LANE(biases, 3));
+  return bad;
+}
+
 /* Two side-by-side 8x8 leaves (headers at h, mode bits ma, mb; payloads pa, pb) expanded: 64
  * contiguous bytes per output row. Header faults are OR-ed into `bad`. The FP4-sized load of a
  * T158 payload reads 16 bytes past it: the caller keeps that inside the stream copy or its

@@ -116,12 +116,7 @@ static int mixed_record(const u8 *in, u32 len, u32 start, float *dst, u32 cols) 
       const v128_t h4 = wasm_v128_load(header); /* leaves + 4 <= n: inside the n headers */
       if (!wasm_v128_any_true(wasm_v128_and(h4, wasm_i32x4_splat(SGFP4_V2_LEAF_MODE_MASK)))) {
         if (p + 128u > len) return 0;
-        v128_t scales, biases;
-        FOUR_SCALE_BIAS(h4, scales, biases, bad4);
-        const u8 *q = in + (u32)p;
-        pair_8x8_fp4(q, q + 32, leaf_dst, cols, LEAF_LANE(scales, 0), LEAF_LANE(biases, 0), LEAF_LANE(scales, 1), LEAF_LANE(biases, 1));
-        pair_8x8_fp4(q + 64, q + 96, leaf_dst + 8u * cols, cols, LEAF_LANE(scales, 2), LEAF_LANE(biases, 2), LEAF_LANE(scales, 3),
-                     LEAF_LANE(biases, 3));
+        bad4 = four_8x8_fp4(h4, in + (u32)p, leaf_dst, leaf_dst + 8u * cols, cols, bad4);
         p += 128u;
       } else { /* T158 reads 16 bytes past its payload: inside the stream copy's slack */
         const u32 m0 = load32(header) & SGFP4_V2_LEAF_MODE_MASK, m1 = load32(header + 4) & SGFP4_V2_LEAF_MODE_MASK;
@@ -211,12 +206,8 @@ static int uniform_8_record(const u8 *in, u32 len, u32 start, float *dst, u32 co
     const v128_t h = wasm_v128_load(headers); /* inside the 256 header bytes: 16 steps of 16 */
     if (!wasm_v128_any_true(wasm_v128_and(h, wasm_i32x4_splat(SGFP4_V2_LEAF_MODE_MASK)))) {
       if (p + 128u > len) return 0;
-      v128_t scales, biases;
-      FOUR_SCALE_BIAS(h, scales, biases, bad);
-      const u8 *q = in + (u32)p;
       float *const d = dst + (pair >> 2) * 8u * cols + (pair & 3u) * 16u;
-      pair_8x8_fp4(q, q + 32, d, cols, LEAF_LANE(scales, 0), LEAF_LANE(biases, 0), LEAF_LANE(scales, 1), LEAF_LANE(biases, 1));
-      pair_8x8_fp4(q + 64, q + 96, d + 16, cols, LEAF_LANE(scales, 2), LEAF_LANE(biases, 2), LEAF_LANE(scales, 3), LEAF_LANE(biases, 3));
+      bad = four_8x8_fp4(h, in + (u32)p, d, d + 16, cols, bad);
       headers += 16, p += 128u;
       continue;
     }
