@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Rebuilds the fits' WebAssembly kernel from native/fit.c (and native/tensor_passes.h, which it includes) with clang + wasm-ld and writes
+// Rebuilds the fits' WebAssembly kernel from native/fit.c (one translation unit with the headers it
+// includes: native/code_passes.h, joint_fit.h, leaf_lwe.h, tensor_passes.h) with clang + wasm-ld and writes
 // src/fit/wasm-bytes.generated.ts (base64; committed, so consumers need no toolchain).
 // `--check` rebuilds into memory and exits 1 if the committed file differs.
 import { execFileSync } from "node:child_process";

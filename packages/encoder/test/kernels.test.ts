@@ -145,7 +145,7 @@ describe("WebAssembly SIMD kernels (native/fit.c)", () => {
         const k = await encodeTensor(data, [130, 200], opts);
         expect(Buffer.compare(Buffer.from(k.bytes), Buffer.from(js.bytes))).toBe(0);
         expect(Buffer.compare(Buffer.from(k.decoded.buffer), Buffer.from(js.decoded.buffer))).toBe(0);
-        // the statistics too (the chosen leaves' LWE: native/fit.c leaf_lwe)
+        // the statistics too (the chosen leaves' LWE: native/leaf_lwe.h leaf_lwe)
         expect(k.stats).toEqual(js.stats);
       }
     }

@@ -111,7 +111,7 @@ export function jointCandidate(ws: FitWorkspace, v: Float64Array, n: number, mod
   const kern = fitKernels();
   const starts = ws.jointStarts;
   if (kern && (n & 1) === 0 && Number.isInteger(maxIterations) && maxIterations >= 0 && maxIterations <= 64) {
-    // the ranking, the best start's pass and the refit rounds in one call (native/fit.c
+    // the ranking, the best start's pass and the refit rounds in one call (native/joint_fit.h
     // joint_fit: this function's and refit's operations, the loops' numbers)
     valuesIn(kern, v, n);
     for (let k = 0; k < starts; k++) {

@@ -154,7 +154,7 @@ const t158Allowed = (o: FitOptions, t158: Candidate): boolean => t158.maxAbsErro
 export function withLwe(ws: FitWorkspace, v: Float64Array, size: number, c: Candidate): Candidate {
   const kern = size <= 64 && (size & (size - 1)) === 0 ? fitKernels() : null;
   if (kern) {
-    // native/fit.c leaf_lwe: measureErrors and laplacianWeightedError, the same operations
+    // native/leaf_lwe.h leaf_lwe: measureErrors and laplacianWeightedError, the same operations
     const n = size * size;
     valuesIn(kern, v, n);
     kern.boundCodes.set(c.codes.length === n ? c.codes : c.codes.subarray(0, n));

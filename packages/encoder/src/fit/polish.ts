@@ -49,7 +49,7 @@ export function finishLeaf(ws: FitWorkspace, v: Float64Array, n: number, c: Fitt
 export function polishStored(ws: FitWorkspace, v: Float64Array, n: number, f: Fitted, v2: boolean): Fitted {
   const k = (n & 1) === 0 ? fitKernels() : null;
   if (k) {
-    // native/fit.c polish_stored: this function's rounds and operations, the loops' numbers
+    // native/joint_fit.h polish_stored: this function's rounds and operations, the loops' numbers
     valuesIn(k, v, n);
     k.polishStored(n, f.mode === MODE_FP4 ? 1 : 0, v2 ? 1 : 0, f.scaleBits, f.biasBits, f.sse);
     const r = k.fitResult;
