@@ -15,17 +15,40 @@ import { buildWorkloads } from "./workloads.js";
 
 const BACKENDS: readonly Backend[] = ["cpu", "webgpu", "vulkan"];
 
-const { values } = parseArgs({
-  options: {
-    quick: { type: "boolean", default: false },
-    backend: { type: "string", multiple: true },
-    only: { type: "string", multiple: true },
-    json: { type: "string" },
-    reps: { type: "string" },
-    weights: { type: "string" },
-    threads: { type: "string" },
-  },
-});
+const USAGE = `usage: pnpm bench:load [options]
+  --backend cpu|webgpu|vulkan  a backend to measure (repeatable; default: all three)
+  --only NAME                  only the workloads whose name starts with NAME (repeatable)
+  --quick                      1024x1024 workloads, no model set, 5 repetitions
+  --reps N                     timed repetitions per row (default 9, --quick 5)
+  --threads N                  encoder threads for the workloads (default: every core; decodeParallel uses up to 16)
+  --weights FILE.onnx          the real-weights workload's source (default: the bundled Silero VAD)
+  --json FILE                  also write the rows and the machine as JSON
+  --help                       this text
+Exit 1 when any path's bits differ from the reference decode or a requested backend ran no row.`;
+
+let parsed;
+try {
+  parsed = parseArgs({
+    options: {
+      help: { type: "boolean", default: false },
+      quick: { type: "boolean", default: false },
+      backend: { type: "string", multiple: true },
+      only: { type: "string", multiple: true },
+      json: { type: "string" },
+      reps: { type: "string" },
+      weights: { type: "string" },
+      threads: { type: "string" },
+    },
+  });
+} catch (e) {
+  console.error(`${(e as Error).message}\n\n${USAGE}`);
+  process.exit(2);
+}
+const { values } = parsed;
+if (values.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 const backends = (values.backend ?? [...BACKENDS]) as Backend[];
 for (const b of backends) if (!BACKENDS.includes(b)) throw new Error(`--backend must be one of ${BACKENDS.join(", ")}, got ${b}`);
 const quick = values.quick ?? false;
