@@ -13,11 +13,6 @@ export function copyCall(source: ArrayBufferView): () => void {
   return () => dst.set(src);
 }
 
-/** Median ms of copyCall(source). */
-export async function copyMs(source: ArrayBufferView, reps: number): Promise<number> {
-  return medianMs(copyCall(source), reps);
-}
-
 /** new Float32Array(n) + set: what decode() (a new array) is held to (one call, to be timed). */
 export function allocCopyCall(source: Float32Array): () => void {
   return () => new Float32Array(source.length).set(source);
