@@ -15,16 +15,20 @@ layout(local_size_x = 256) in;
 // 16 apart) took v2 from 0.76-0.78 to 0.82-0.84 of the copy shader and v1 from 0.88-0.89 to
 // 0.92-0.95. Run 6: finding the cell's leaf in the thread that expands it (no shared cell map,
 // no second barrier) +0.7-1.0 points on v2, and warp tiles in multi-leaf macroblocks (below)
-// +0.7-0.8 more: v2 0.835-0.856, v1 0.93-0.96.
+// +0.7-0.8 more: v2 0.835-0.856, v1 0.93-0.96. Session 19, two runs on the H200: the signed-zero
+// fix-up only for leaves that can produce a zero (leafMayZero; the candidate LAZY_ZERO until then)
+// took encoder-made v2 from 0.80-0.86 to 0.84-0.87 (on the H100 it had been within 0.002).
 //
 // The bench-only addon (scripts/build-bench.mjs) builds candidate pipelines from this file with
 // the defines below and times them against the default in the same rounds, checking each one's
 // bits against the default's on the device; the shipped addon contains none of them. Measured and
 // rejected: extracting FP4 and T158 codes on one branch-free path (run 4: 4% slower on v2);
 // 128-thread workgroups with two cells a thread (run 5: 4-9 points slower); two cell rows per
-// warp in every macroblock instead of warp tiles in multi-leaf ones (run 6: v2 -0.7 to -0.8).
+// warp in every macroblock instead of warp tiles in multi-leaf ones (run 6: v2 -0.7 to -0.8);
+// FP4 codes to floats without the int->float conversion (FAST_CODES, kept as a candidate: H100
+// within 0.002, H200 0.01-0.02 slower, session 19); bank-skewed keys (SKEW_KEYS: no gain).
 //   FAST_CODES: FP4 codes to floats without an int->float conversion (see expandStore).
-//   LAZY_ZERO: the signed-zero fix-up only for leaves that can produce a zero (see leafMayZero).
+//   ZERO_FLAG: leafMayZero judged once per leaf when the leaves are loaded, not per cell.
 //   SKEW_KEYS: one padding word per 32 Z-order keys, so a warp's binary-search probes (a power
 //     of two apart) fall in different shared-memory banks.
 //   DIAG_NO_SEARCH: diagnostic, not exact: a cell's leaf guessed without the search, to time it.
@@ -62,6 +66,9 @@ shared uint sGeom[256];
 shared uint sScale[256]; // float32 bits
 shared uint sBias[256];
 shared uint sPay[256];   // word index of the payload in the bound stream range
+#ifdef ZERO_FLAG
+shared uint sMayZero[256]; // leafMayZero of each leaf, as 0 / 1
+#endif
 #ifdef SKEW_KEYS
 #define KEY_SLOT(j) ((j) + ((j) >> 5))
 shared uint sKey[264];   // Z-order key of the leaf's first cell, at KEY_SLOT(leaf)
@@ -99,14 +106,21 @@ uint zorder(uint cy, uint cx) {
   return k;
 }
 
-// Whether leaf li can decode to a zero (whose sign Vulkan does not promise to get right): Bias is
-// +-0, or S*q = -Bias for the one code q that could (S*q and Bias are multiples of 2^-24, so the
-// fma is zero only when exactly zero; a rounded quotient finds q when it is an integer).
-bool leafMayZero(uint li) {
-  uint biasBits = sBias[li];
+// Whether a leaf (float32 bits of S and Bias) can decode to a zero, whose sign Vulkan does not
+// promise to get right: Bias is +-0, or S*q = -Bias for the one code q that could (S*q and Bias
+// are multiples of 2^-24, so the fma is zero only when exactly zero; the quotient, within a few
+// ulp, rounds to q when -Bias/S is the integer q). Leaves that cannot skip the fix-up.
+bool mayDecodeZero(uint scaleBits, uint biasBits) {
   if ((biasBits & 0x7fffffffu) == 0u) return true;
-  float S = uintBitsToFloat(sScale[li]), B = uintBitsToFloat(biasBits);
+  float S = uintBitsToFloat(scaleBits), B = uintBitsToFloat(biasBits);
   return fma(S, clamp(roundEven(-B / S), -8.0, 7.0), B) == 0.0; // S = 0: B != 0, never zero
+}
+bool leafMayZero(uint li) {
+#ifdef ZERO_FLAG
+  return sMayZero[li] != 0u;
+#else
+  return mayDecodeZero(sScale[li], sBias[li]);
+#endif
 }
 
 // Expands the 4 codes of leaf li starting at code index i (from payload word w) to output row
@@ -201,11 +215,7 @@ void expandCell(uint cell, uint li, uint row0, uint col0, bool full) {
     codeAt[k] = i;
     word[k] = stream.words[min(sPay[li] + (mode == SGFP4_MODE_FP4 ? (i >> 3) : (i >> 4)), pc.streamWords - 1u)];
   }
-#ifdef LAZY_ZERO
   bool mayZero = leafMayZero(li);
-#else
-  bool mayZero = true; // the fix-up on every value
-#endif
   for (uint k = 0u; k < 4u; k++) expandStore(row0 + r0 + k, col0 + c, li, codeAt[k], word[k], full, mayZero);
 }
 
@@ -228,8 +238,13 @@ void main() {
     // Unreachable for a validated stream; keeps the reads inside the bound range regardless.
     if (payload < pc.streamWordBase || w + payWords > pc.streamWords) w = 0u;
     sGeom[j] = geom;
-    sScale[j] = sgfp4_half_to_float_bits(sgfp4_params_scale_bits(L[SGFP4_LEAF_WORD_PARAMS]));
-    sBias[j] = sgfp4_half_to_float_bits(sgfp4_params_bias_bits(L[SGFP4_LEAF_WORD_PARAMS]));
+    uint scaleBits = sgfp4_half_to_float_bits(sgfp4_params_scale_bits(L[SGFP4_LEAF_WORD_PARAMS]));
+    uint biasBits = sgfp4_half_to_float_bits(sgfp4_params_bias_bits(L[SGFP4_LEAF_WORD_PARAMS]));
+    sScale[j] = scaleBits;
+    sBias[j] = biasBits;
+#ifdef ZERO_FLAG
+    sMayZero[j] = mayDecodeZero(scaleBits, biasBits) ? 1u : 0u;
+#endif
     sPay[j] = w;
     sKey[KEY_SLOT(j)] = zorder(sgfp4_geometry_y(geom) >> 2, sgfp4_geometry_x(geom) >> 2);
   }
