@@ -17,6 +17,8 @@ const SHIPPED = [
 const BENCH = [["copy.comp", "kCopySpv", []]];
 const CANDIDATES = [
   ["zero-flag", ["-DZERO_FLAG"]],
+  ["cell-map", ["-DCELL_MAP"]],
+  ["cell-map+zero-flag", ["-DCELL_MAP", "-DZERO_FLAG"]],
   ["fast-codes", ["-DFAST_CODES"]],
   ["skew-keys", ["-DSKEW_KEYS"]],
   ["diagnostic: no search", ["-DDIAG_NO_SEARCH"]],

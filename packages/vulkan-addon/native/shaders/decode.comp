@@ -29,6 +29,8 @@ layout(local_size_x = 256) in;
 // within 0.002, H200 0.01-0.02 slower, session 19); bank-skewed keys (SKEW_KEYS: no gain).
 //   FAST_CODES: FP4 codes to floats without an int->float conversion (see expandStore).
 //   ZERO_FLAG: leafMayZero judged once per leaf when the leaves are loaded, not per cell.
+//   CELL_MAP: each leaf writes its index into the cells it covers while the leaves are loaded
+//     (before the one barrier), and a cell reads its leaf there instead of searching the keys.
 //   SKEW_KEYS: one padding word per 32 Z-order keys, so a warp's binary-search probes (a power
 //     of two apart) fall in different shared-memory banks.
 //   DIAG_NO_SEARCH: diagnostic, not exact: a cell's leaf guessed without the search, to time it.
@@ -68,6 +70,9 @@ shared uint sBias[256];
 shared uint sPay[256];   // word index of the payload in the bound stream range
 #ifdef ZERO_FLAG
 shared uint sMayZero[256]; // leafMayZero of each leaf, as 0 / 1
+#endif
+#ifdef CELL_MAP
+shared uint sCellLeaf[256]; // local index of the leaf holding each cell (row-major 16x16 cells)
 #endif
 #ifdef SKEW_KEYS
 #define KEY_SLOT(j) ((j) + ((j) >> 5))
@@ -187,6 +192,9 @@ void expandStore(uint orow, uint ocol, uint li, uint i, uint w, bool full, bool 
 // Z-order). Reads only the leaf data in shared memory.
 uint leafOfCell(uint cell, uint n) {
   if (n == 1u) return 0u;
+#ifdef CELL_MAP
+  return sCellLeaf[cell];
+#endif
   uint g0 = sGeom[0];
   uint sc = 1u << (clamp(sgfp4_geometry_log2(g0), 2u, 6u) - 2u); // cells per side of leaf 0
   uint per = 16u / sc;                                    // leaves per row if raster
@@ -244,6 +252,15 @@ void main() {
     sBias[j] = biasBits;
 #ifdef ZERO_FLAG
     sMayZero[j] = mayDecodeZero(scaleBits, biasBits) ? 1u : 0u;
+#endif
+#ifdef CELL_MAP
+    // the leaf's cells (side 2^(log2-2)); the mask keeps a table outside the contract in bounds
+    uint cy0 = sgfp4_geometry_y(geom) >> 2, cx0 = sgfp4_geometry_x(geom) >> 2, side = 1u << (log2 - 2u);
+    if (n > 1u) {
+      for (uint dy = 0u; dy < side; dy++) {
+        for (uint dx = 0u; dx < side; dx++) sCellLeaf[((cy0 + dy) * 16u + cx0 + dx) & 255u] = j;
+      }
+    }
 #endif
     sPay[j] = w;
     sKey[KEY_SLOT(j)] = zorder(sgfp4_geometry_y(geom) >> 2, sgfp4_geometry_x(geom) >> 2);
