@@ -16,7 +16,7 @@ import type { LoadContext, LoadRow, Workload } from "./types.js";
 const GOAL_MIN_BYTES = 16 * 2 ** 20;
 
 export async function measure(ctx: LoadContext): Promise<LoadRow[]> {
-  const threads = Math.min(availableParallelism(), 16);
+  const threads = ctx.threads ?? Math.min(availableParallelism(), 16);
   const copy = new ParallelCopy(threads);
   const rows: LoadRow[] = [];
   try {

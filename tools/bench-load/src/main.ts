@@ -20,7 +20,7 @@ const USAGE = `usage: pnpm bench:load [options]
   --only NAME                  only the workloads whose name starts with NAME (repeatable)
   --quick                      1024x1024 workloads, no model set, 5 repetitions
   --reps N                     timed repetitions per row (default 9, --quick 5)
-  --threads N                  encoder threads for the workloads (default: every core; decodeParallel uses up to 16)
+  --threads N                  threads for the encoder and for decodeParallel (default: every core; decodeParallel at most 16)
   --weights FILE.onnx          the real-weights workload's source (default: the bundled Silero VAD)
   --json FILE                  also write the rows and the machine as JSON
   --help                       this text
@@ -55,6 +55,7 @@ const quick = values.quick ?? false;
 const reps = values.reps ? Number(values.reps) : quick ? 5 : 9;
 if (!(Number.isInteger(reps) && reps > 0)) throw new Error(`--reps must be a positive integer, got ${values.reps}`);
 const threads = values.threads ? Number(values.threads) : availableParallelism();
+if (!(Number.isInteger(threads) && threads > 0)) throw new Error(`--threads must be a positive integer, got ${values.threads}`);
 const log = (msg: string) => console.error(`[bench-load] ${msg}`);
 
 /**
@@ -76,7 +77,7 @@ const measured = (rows: readonly LoadRow[]) => rows.forEach((r) => log(`row ${JS
 const only = values.only ?? [];
 const workloads = only.length ? built.workloads.filter((w) => only.some((o) => w.name.startsWith(o))) : built.workloads;
 if (!workloads.length) throw new Error(`--only ${only.join(", ")} matches no workload (${built.workloads.map((w) => w.name).join(", ")})`);
-const ctx: LoadContext = { workloads, model: built.model, reps, quick, log, measured };
+const ctx: LoadContext = { workloads, model: built.model, reps, quick, log, measured, ...(values.threads ? { threads } : {}) };
 const rows: LoadRow[] = [];
 for (const backend of backends) {
   for (const m of built.missing) rows.push(skippedRow(backend, "(all paths)", m.name, m.reason));

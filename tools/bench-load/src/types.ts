@@ -6,6 +6,8 @@ export interface LoadRow { backend: "cpu" | "webgpu" | "vulkan"; path: string; w
   goal?: number; met?: boolean; bitsOk: boolean; skipped?: string; note?: string }
 export interface LoadContext { workloads: Workload[]; model: Workload[] /* >= 1 GiB f32 output unless --quick */;
   reps: number; quick: boolean; log(msg: string): void;
+  /** --threads N, when given: the CPU rows' decodeParallel threads (default there: every core, at most 16) */
+  threads?: number;
   /** log rows as they are measured (`row {json}`), so that a run cut short still reports them */
   measured(rows: readonly LoadRow[]): void }
 // one module per backend: tools/bench-load/src/{cpu,webgpu,vulkan}.ts
