@@ -3,7 +3,8 @@
  * pnpm bench:load [--quick] [--backend cpu|webgpu|vulkan]... [--only NAME]... [--json FILE] [--reps N] [--weights FILE.onnx] [--threads N]
  * (--only: the workloads whose name starts with NAME, for a quick look; a table for the record runs them all)
  * Encodes the workloads, runs each requested backend's module (src/<backend>.ts), prints the
- * table of ratios and writes JSON. Exit 1 when bits differ or a requested backend ran no row.
+ * table of ratios and writes JSON. Exit 1 when bits differ or a requested backend ran no row,
+ * 2 for a bad command line.
  */
 import { writeFileSync } from "node:fs";
 import { availableParallelism } from "node:os";
@@ -24,7 +25,14 @@ const USAGE = `usage: pnpm bench:load [options]
   --weights FILE.onnx          the real-weights workload's source (default: the bundled Silero VAD)
   --json FILE                  also write the rows and the machine as JSON
   --help                       this text
-Exit 1 when any path's bits differ from the reference decode or a requested backend ran no row.`;
+Exit 1 when any path's bits differ from the reference decode or a requested backend ran no row;
+exit 2 for a bad command line.`;
+
+/** A bad command line: the reason and the usage on stderr, exit status 2 (1 means bits differed). */
+function usageError(reason: string): never {
+  console.error(`${reason}\n\n${USAGE}`);
+  process.exit(2);
+}
 
 let parsed;
 try {
@@ -41,8 +49,7 @@ try {
     },
   });
 } catch (e) {
-  console.error(`${(e as Error).message}\n\n${USAGE}`);
-  process.exit(2);
+  usageError((e as Error).message);
 }
 const { values } = parsed;
 if (values.help) {
@@ -50,12 +57,12 @@ if (values.help) {
   process.exit(0);
 }
 const backends = (values.backend ?? [...BACKENDS]) as Backend[];
-for (const b of backends) if (!BACKENDS.includes(b)) throw new Error(`--backend must be one of ${BACKENDS.join(", ")}, got ${b}`);
+for (const b of backends) if (!BACKENDS.includes(b)) usageError(`--backend must be one of ${BACKENDS.join(", ")}, got ${b}`);
 const quick = values.quick ?? false;
 const reps = values.reps ? Number(values.reps) : quick ? 5 : 9;
-if (!(Number.isInteger(reps) && reps > 0)) throw new Error(`--reps must be a positive integer, got ${values.reps}`);
+if (!(Number.isInteger(reps) && reps > 0)) usageError(`--reps must be a positive integer, got ${values.reps}`);
 const threads = values.threads ? Number(values.threads) : availableParallelism();
-if (!(Number.isInteger(threads) && threads > 0)) throw new Error(`--threads must be a positive integer, got ${values.threads}`);
+if (!(Number.isInteger(threads) && threads > 0)) usageError(`--threads must be a positive integer, got ${values.threads}`);
 const log = (msg: string) => console.error(`[bench-load] ${msg}`);
 
 /**
@@ -76,7 +83,7 @@ const built = await buildWorkloads({ quick, threads, log, ...(values.weights ? {
 const measured = (rows: readonly LoadRow[]) => rows.forEach((r) => log(`row ${JSON.stringify(r)}`));
 const only = values.only ?? [];
 const workloads = only.length ? built.workloads.filter((w) => only.some((o) => w.name.startsWith(o))) : built.workloads;
-if (!workloads.length) throw new Error(`--only ${only.join(", ")} matches no workload (${built.workloads.map((w) => w.name).join(", ")})`);
+if (!workloads.length) usageError(`--only ${only.join(", ")} matches no workload (${built.workloads.map((w) => w.name).join(", ")})`);
 const ctx: LoadContext = { workloads, model: built.model, reps, quick, log, measured, ...(values.threads ? { threads } : {}) };
 const rows: LoadRow[] = [];
 for (const backend of backends) {
