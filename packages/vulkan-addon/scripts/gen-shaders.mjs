@@ -19,8 +19,8 @@ const CANDIDATES = [
   ["zero-flag", ["-DZERO_FLAG"]],
   ["cell-map", ["-DCELL_MAP"]],
   ["cell-map+zero-flag", ["-DCELL_MAP", "-DZERO_FLAG"]],
-  ["fast-codes", ["-DFAST_CODES"]],
-  ["skew-keys", ["-DSKEW_KEYS"]],
+  ["region-map", ["-DREGION_MAP"]],
+  ["region-map+zero-flag", ["-DREGION_MAP", "-DZERO_FLAG"]],
   ["diagnostic: no search", ["-DDIAG_NO_SEARCH"]],
 ];
 

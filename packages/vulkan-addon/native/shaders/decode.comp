@@ -25,14 +25,15 @@ layout(local_size_x = 256) in;
 // rejected: extracting FP4 and T158 codes on one branch-free path (run 4: 4% slower on v2);
 // 128-thread workgroups with two cells a thread (run 5: 4-9 points slower); two cell rows per
 // warp in every macroblock instead of warp tiles in multi-leaf ones (run 6: v2 -0.7 to -0.8);
-// FP4 codes to floats without the int->float conversion (FAST_CODES, kept as a candidate: H100
-// within 0.002, H200 0.01-0.02 slower, session 19); bank-skewed keys (SKEW_KEYS: no gain).
-//   FAST_CODES: FP4 codes to floats without an int->float conversion (see expandStore).
+// FP4 codes to floats through 2^23 + code bits instead of the int->float conversion (FAST_CODES:
+// H100 within 0.002, H200 0.01-0.02 slower, session 19); one padding word per 32 Z-order keys
+// against shared-memory bank conflicts in the search (SKEW_KEYS: no gain, session 19).
 //   ZERO_FLAG: leafMayZero judged once per leaf when the leaves are loaded, not per cell.
 //   CELL_MAP: each leaf writes its index into the cells it covers while the leaves are loaded
 //     (before the one barrier), and a cell reads its leaf there instead of searching the keys.
-//   SKEW_KEYS: one padding word per 32 Z-order keys, so a warp's binary-search probes (a power
-//     of two apart) fall in different shared-memory banks.
+//   REGION_MAP: CELL_MAP with a second level, so that no leaf writes more than four entries: a
+//     leaf of 16x16 and up writes the 16x16 regions it covers, a smaller one its cells and a
+//     "split" mark in its region; a cell reads its region's leaf, or its own entry when split.
 //   DIAG_NO_SEARCH: diagnostic, not exact: a cell's leaf guessed without the search, to time it.
 #define NOALIAS restrict
 layout(std430, set = 0, binding = 0) NOALIAS readonly buffer Stream { uint words[]; } stream;
@@ -71,16 +72,14 @@ shared uint sPay[256];   // word index of the payload in the bound stream range
 #ifdef ZERO_FLAG
 shared uint sMayZero[256]; // leafMayZero of each leaf, as 0 / 1
 #endif
-#ifdef CELL_MAP
+#if defined(CELL_MAP) || defined(REGION_MAP)
 shared uint sCellLeaf[256]; // local index of the leaf holding each cell (row-major 16x16 cells)
 #endif
-#ifdef SKEW_KEYS
-#define KEY_SLOT(j) ((j) + ((j) >> 5))
-shared uint sKey[264];   // Z-order key of the leaf's first cell, at KEY_SLOT(leaf)
-#else
-#define KEY_SLOT(j) (j)
-shared uint sKey[256];   // Z-order key of the leaf's first cell
+#ifdef REGION_MAP
+#define REGION_SPLIT 0xffffffffu
+shared uint sRegionLeaf[16]; // leaf covering each 16x16 region (row-major 4x4), or REGION_SPLIT
 #endif
+shared uint sKey[256];   // Z-order key of the leaf's first cell
 
 #ifdef HALF_OUTPUT
 // float32 bits -> binary16 bits, round to nearest even; subnormals kept, overflow to Inf. The
@@ -138,13 +137,7 @@ void expandStore(uint orow, uint ocol, uint li, uint i, uint w, bool full, bool 
   // four codes at once: the vector form of sgfp4_fp4_code / sgfp4_t158_code
   if (mode == SGFP4_MODE_FP4) {
     uint bits = w >> ((i & 7u) * 4u);
-#ifdef FAST_CODES
-    // nibble ^ 8 is code + 8; the float 2^23 + (code + 8) minus 2^23 + 8 is the code, exactly,
-    // without an int->float conversion (a quarter-rate instruction on NVIDIA)
-    q = uintBitsToFloat((uvec4(bits, bits >> 4, bits >> 8, bits >> 12) & 15u) ^ 0x4B000008u) - 8388616.0;
-#else
     q = vec4(ivec4(int(bits << 28), int(bits << 24), int(bits << 20), int(bits << 16)) >> 28);
-#endif
   } else {
     uint bits = w >> ((i & 15u) * 2u);
     uvec4 s = uvec4(bits, bits >> 2, bits >> 4, bits >> 6) & 3u;
@@ -195,6 +188,10 @@ uint leafOfCell(uint cell, uint n) {
 #ifdef CELL_MAP
   return sCellLeaf[cell];
 #endif
+#ifdef REGION_MAP
+  uint region = sRegionLeaf[((cell >> 6) << 2) | ((cell & 15u) >> 2)];
+  return region != REGION_SPLIT ? region : sCellLeaf[cell];
+#endif
   uint g0 = sGeom[0];
   uint sc = 1u << (clamp(sgfp4_geometry_log2(g0), 2u, 6u) - 2u); // cells per side of leaf 0
   uint per = 16u / sc;                                    // leaves per row if raster
@@ -208,7 +205,7 @@ uint leafOfCell(uint cell, uint n) {
   uint key = zorder(cy, cx), lo = 0u, hi = n - 1u;
   while (lo < hi) {
     uint mid = (lo + hi + 1u) >> 1;
-    if (sKey[KEY_SLOT(mid)] <= key) lo = mid; else hi = mid - 1u;
+    if (sKey[mid] <= key) lo = mid; else hi = mid - 1u;
   }
   return lo;
 }
@@ -262,8 +259,24 @@ void main() {
       }
     }
 #endif
+#ifdef REGION_MAP
+    // masks keep a table outside the contract in bounds; a valid one never mixes the two writes
+    if (n > 1u) {
+      uint cy0 = sgfp4_geometry_y(geom) >> 2, cx0 = sgfp4_geometry_x(geom) >> 2, side = 1u << (log2 - 2u);
+      if (side >= 4u) {
+        for (uint dy = 0u; dy < (side >> 2); dy++) {
+          for (uint dx = 0u; dx < (side >> 2); dx++) sRegionLeaf[(((cy0 >> 2) + dy) * 4u + (cx0 >> 2) + dx) & 15u] = j;
+        }
+      } else {
+        sRegionLeaf[((cy0 >> 2) * 4u + (cx0 >> 2)) & 15u] = REGION_SPLIT;
+        for (uint dy = 0u; dy < side; dy++) {
+          for (uint dx = 0u; dx < side; dx++) sCellLeaf[((cy0 + dy) * 16u + cx0 + dx) & 255u] = j;
+        }
+      }
+    }
+#endif
     sPay[j] = w;
-    sKey[KEY_SLOT(j)] = zorder(sgfp4_geometry_y(geom) >> 2, sgfp4_geometry_x(geom) >> 2);
+    sKey[j] = zorder(sgfp4_geometry_y(geom) >> 2, sgfp4_geometry_x(geom) >> 2);
   }
   barrier();
   uint by = b / pc.tilesX, bx = b - by * pc.tilesX;
