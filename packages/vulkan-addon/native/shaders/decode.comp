@@ -110,6 +110,16 @@ uint zorder(uint cy, uint cx) {
   return k;
 }
 
+#if defined(CELL_MAP) || defined(REGION_MAP)
+// Leaf j's index into the side x side cells from (cy0, cx0); the mask keeps a table outside the
+// contract in bounds.
+void markCells(uint cy0, uint cx0, uint side, uint j) {
+  for (uint dy = 0u; dy < side; dy++) {
+    for (uint dx = 0u; dx < side; dx++) sCellLeaf[((cy0 + dy) * 16u + cx0 + dx) & 255u] = j;
+  }
+}
+#endif
+
 // Whether a leaf (float32 bits of S and Bias) can decode to a zero, whose sign Vulkan does not
 // promise to get right: Bias is +-0, or S*q = -Bias for the one code q that could (S*q and Bias
 // are multiples of 2^-24, so the fma is zero only when exactly zero; the quotient, within a few
@@ -250,29 +260,22 @@ void main() {
 #ifdef ZERO_FLAG
     sMayZero[j] = mayDecodeZero(scaleBits, biasBits) ? 1u : 0u;
 #endif
-#ifdef CELL_MAP
-    // the leaf's cells (side 2^(log2-2)); the mask keeps a table outside the contract in bounds
-    uint cy0 = sgfp4_geometry_y(geom) >> 2, cx0 = sgfp4_geometry_x(geom) >> 2, side = 1u << (log2 - 2u);
-    if (n > 1u) {
-      for (uint dy = 0u; dy < side; dy++) {
-        for (uint dx = 0u; dx < side; dx++) sCellLeaf[((cy0 + dy) * 16u + cx0 + dx) & 255u] = j;
-      }
-    }
-#endif
-#ifdef REGION_MAP
-    // masks keep a table outside the contract in bounds; a valid one never mixes the two writes
+#if defined(CELL_MAP) || defined(REGION_MAP)
     if (n > 1u) {
       uint cy0 = sgfp4_geometry_y(geom) >> 2, cx0 = sgfp4_geometry_x(geom) >> 2, side = 1u << (log2 - 2u);
+#ifdef CELL_MAP
+      markCells(cy0, cx0, side, j);
+#else
+      // a valid table never mixes the two writes in one region; the masks keep any other in bounds
       if (side >= 4u) {
         for (uint dy = 0u; dy < (side >> 2); dy++) {
           for (uint dx = 0u; dx < (side >> 2); dx++) sRegionLeaf[(((cy0 >> 2) + dy) * 4u + (cx0 >> 2) + dx) & 15u] = j;
         }
       } else {
         sRegionLeaf[((cy0 >> 2) * 4u + (cx0 >> 2)) & 15u] = REGION_SPLIT;
-        for (uint dy = 0u; dy < side; dy++) {
-          for (uint dx = 0u; dx < side; dx++) sCellLeaf[((cy0 + dy) * 16u + cx0 + dx) & 255u] = j;
-        }
+        markCells(cy0, cx0, side, j);
       }
+#endif
     }
 #endif
     sPay[j] = w;
